@@ -1,0 +1,47 @@
+/*
+ * check.h - host-side correctness and statistics, pure C (tested on the CPU).
+ */
+#ifndef KL_CHECK_H
+#define KL_CHECK_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element i passes when |out_i - ref_i| <= atol + rtol * |ref_i| and out_i is
+ * finite.  atol carries the K-dependent rounding of a dot product. */
+typedef struct kl_tol { double atol, rtol; } kl_tol;
+
+/* Tolerance for dot products of length k, accumulated in fp32, whose terms
+ * are at most term_max in magnitude; out_eps is the output type's unit
+ * roundoff (2^-24 fp32, 2^-11 fp16); w_eps is the rounding of each weight
+ * inside the kernel (0 when the kernel dequantizes exactly). */
+kl_tol kl_dot_tolerance(int k, double term_max, double out_eps, double w_eps);
+
+#define KL_MAX_REPORTED 5
+typedef struct kl_mismatch { size_t index; float out, ref; } kl_mismatch;
+typedef struct kl_compare_result {
+    size_t bad;                  /* elements out of tolerance, NaN or Inf */
+    size_t nonfinite;            /* of those, NaN or Inf in out */
+    double rel_err;              /* ||out - ref||_2 / ||ref||_2 (finite ones) */
+    double max_abs_err;
+    int nreported;
+    kl_mismatch first[KL_MAX_REPORTED];
+} kl_compare_result;
+
+/* Compare n elements.  Returns the number of bad elements (0: pass). */
+size_t kl_compare(const float *out, const float *ref, size_t n, kl_tol tol,
+                  kl_compare_result *r);
+
+/* Median of n doubles (sorts a copy; n >= 1). */
+double kl_median(const double *v, int n);
+
+/* How many timed repeats fit a budget: clamp(budget / per_run, lo, hi). */
+int kl_repeats(double per_run_ms, double budget_ms, int lo, int hi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,137 @@
+/*
+ * kl.h - the kernel-ladder harness, as a step sees it.
+ *
+ * A step file holds its kernels and a launcher; main() describes them in a
+ * kl_step and hands it to kl_main(), which owns everything else: the command
+ * line, the GPU, random inputs, poisoning, the cuBLAS reference, the check,
+ * timing and the report.  Plain C behind extern "C" so the harness is C11.
+ */
+#ifndef KL_H
+#define KL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exit codes (cuda-samples style: they mean something to scripts). */
+enum { KL_EXIT_OK = 0, KL_EXIT_WRONG = 1, KL_EXIT_USAGE = 2, KL_EXIT_NO_GPU = 3 };
+
+/* Every CUDA call is checked; a failure names the call, file and line. */
+#define CUDA_CHECK(call)                                                        \
+    do {                                                                        \
+        cudaError_t kl_err_ = (call);                                           \
+        if (kl_err_ != cudaSuccess) {                                           \
+            fprintf(stderr, "CUDA error: %s failed at %s:%d: %s\n", #call,      \
+                    __FILE__, __LINE__, cudaGetErrorString(kl_err_));           \
+            exit(KL_EXIT_NO_GPU);                                               \
+        }                                                                       \
+    } while (0)
+
+/* After every kernel launch: catches bad launch configurations at once. */
+#define KL_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+/* fp16 as stored in memory.  Device code reinterprets it as __half. */
+typedef uint16_t kl_f16;
+
+/* One problem size.  SGEMM: C[m][n] = alpha*A[m][k]*B[k][n] + beta*C.
+ * GEMV: y[n] = W[n][k] x[k] (m = 1).  Skinny GEMM: C[m][n] = A[m][k] W[n][k]^T. */
+typedef struct kl_problem { int m, n, k; } kl_problem;
+
+/* ---- launcher signatures, one per kind of operation -------------------- */
+
+/* Part I.  Row-major, C = alpha*A*B + beta*C.  When beta == 0, C is not
+ * read (BLAS semantics: the harness poisons C with NaN to prove it). */
+typedef void (*kl_sgemm_fn)(int M, int N, int K, float alpha, const float *A,
+                            const float *B, float beta, float *C,
+                            void *ctx, cudaStream_t stream);
+
+/* Part II.  y = W x with the weights in the op's format (see quant.h):
+ *   gemv_f16     w: fp16 [n][k]
+ *   qgemv_int8   w: uint8 [n][k], scales/zeros: fp16 [n]      w=(q-z)*s
+ *   qgemv_int4   w: uint8 [n][k/2] (low nibble = even k), scales/zeros:
+ *                fp16 [n][k/128]                               w=(q-z)*s
+ *   qgemv_q4_0   w: kl_block_q4_0 [n][k/32], scales/zeros NULL  w=(q-8)*d */
+typedef struct kl_gemv_args {
+    int n, k;
+    const void *w;
+    const kl_f16 *scales, *zeros;
+    const kl_f16 *x;   /* [k] */
+    kl_f16 *y;         /* [n] */
+} kl_gemv_args;
+typedef void (*kl_gemv_fn)(const kl_gemv_args *a, void *ctx, cudaStream_t stream);
+
+/* Dequantize only (v15's first lesson): q4_0 blocks -> fp16 [n][k]. */
+typedef struct kl_dequant_args {
+    int n, k;
+    const void *w;
+    kl_f16 *out;
+} kl_dequant_args;
+typedef void (*kl_dequant_fn)(const kl_dequant_args *a, void *ctx, cudaStream_t stream);
+
+/* v16.  C[m][n] (fp32) = A[m][k] (fp16) * dequant(W)[n][k]^T, W in the
+ * qgemv_int4 format.  workspace: at least KL_W4A16_MAX_SPLIT*m*n floats, for
+ * steps that keep per-split partial tiles.  C holds garbage on entry: a step
+ * that accumulates into it must zero it itself (inside the timed region). */
+#define KL_W4A16_MAX_SPLIT 32
+typedef struct kl_w4a16_args {
+    int m, n, k;
+    const uint8_t *w;
+    const kl_f16 *scales, *zeros;
+    const kl_f16 *a;   /* [m][k] */
+    float *c;          /* [m][n] */
+    float *workspace;
+} kl_w4a16_args;
+typedef void (*kl_w4a16_fn)(const kl_w4a16_args *a, void *ctx, cudaStream_t stream);
+
+/* ---- what a step hands the harness -------------------------------------- */
+
+struct kl_op;  /* an operation the harness knows how to set up, check and time */
+extern const struct kl_op kl_op_sgemm, kl_op_gemv_f16, kl_op_qgemv_int8,
+    kl_op_qgemv_int4, kl_op_qgemv_q4_0, kl_op_dequant_q4_0, kl_op_w4a16;
+
+/* One kernel of a step.  Most steps have one; a step may show several side by
+ * side (v15: dequantize variants, then the fused GEMV; v16: decompositions). */
+typedef struct kl_kernel {
+    const struct kl_op *op;
+    const char *variant;          /* "" or a short name: the CSV's last column */
+    kl_sgemm_fn sgemm;            /* set the one field that matches op */
+    kl_gemv_fn gemv;
+    kl_dequant_fn dequant;
+    kl_w4a16_fn w4a16;
+    void *ctx;                    /* handed back to the launcher untouched */
+} kl_kernel;
+
+/* A step-specific integer option, e.g. {"split", "SplitK factor (0: table)", &split, 0, 32}.
+ * It appears in --help and is parsed as --split N. */
+typedef struct kl_opt {
+    const char *name, *help;
+    int *value;
+    int min, max;
+} kl_opt;
+
+#define KL_MAX_KERNELS 8
+#define KL_MAX_OPTS 8
+typedef struct kl_step {
+    int number;                   /* 7 for step7 */
+    const char *title;            /* one line: what this step changes */
+    int min_cc;                   /* lowest compute capability, e.g. 80; 0: any */
+    /* Optional: return 0 if the step can compute p, else write why (one line,
+     * with what to do instead) into msg and return nonzero: exit 2. */
+    int (*accepts)(const kl_problem *p, char *msg, size_t len);
+    kl_kernel kernels[KL_MAX_KERNELS];
+    kl_opt opts[KL_MAX_OPTS];
+} kl_step;
+
+/* Parse the command line, run, report.  Returns the exit code for main. */
+int kl_main(int argc, char **argv, const kl_step *step);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KL_H */

@@ -1,0 +1,54 @@
+/*
+ * quant.h - weight formats of Part II, with host quantizers and
+ * dequantizers (plain C, tested on the CPU).  Row-major W[n][k]; every format
+ * stores row after row.  Dequantized values are exact in fp32.
+ *
+ * int8  (qgemv_int8): q uint8 [n][k]; per row r: scale s[r], zero z[r] (fp16)
+ *                     w[r][c] = (q[r][c] - z[r]) * s[r]
+ * int4  (qgemv_int4, w4a16): row r is (k+1)/2 bytes; byte j holds column 2j
+ *                     in bits 0-3 and column 2j+1 in bits 4-7; groups of
+ *                     KL_INT4_GROUP columns share s[r][g], z[r][g] (fp16, g =
+ *                     c / KL_INT4_GROUP, (k+127)/128 groups per row)
+ *                     w[r][c] = (q - z[r][g]) * s[r][g]
+ * q4_0  (llama.cpp):  blocks of 32 columns, 18 bytes: fp16 d, then 16 bytes;
+ *                     byte j holds column j (low nibble) and j+16 (high)
+ *                     w = (q - 8) * d.  k must be a multiple of 32.
+ *                     Blocks are only 2-byte aligned.
+ */
+#ifndef KL_QUANT_H
+#define KL_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* fp16 <-> fp32 on the host, round to nearest even, with Inf/NaN/subnormals. */
+uint16_t kl_float_to_half(float f);
+float kl_half_to_float(uint16_t h);
+
+#define KL_INT4_GROUP 128
+#define KL_Q4_0_BLOCK 32
+typedef struct kl_block_q4_0 {
+    uint16_t d;        /* fp16 scale */
+    uint8_t qs[16];    /* byte j: column j (bits 0-3), column j+16 (bits 4-7) */
+} kl_block_q4_0;       /* 18 bytes, 2-byte aligned */
+
+size_t kl_int4_row_bytes(int k);
+int kl_int4_groups(int k);
+
+/* Quantize rows [r0, r1) of w (fp32 [n][k]); dequantize them back to fp32. */
+void kl_quant_int8(const float *w, int k, int r0, int r1, uint8_t *q, uint16_t *s, uint16_t *z);
+void kl_dequant_int8(const uint8_t *q, const uint16_t *s, const uint16_t *z, int k, int r0, int r1, float *w);
+void kl_quant_int4(const float *w, int k, int r0, int r1, uint8_t *q, uint16_t *s, uint16_t *z);
+void kl_dequant_int4(const uint8_t *q, const uint16_t *s, const uint16_t *z, int k, int r0, int r1, float *w);
+/* k % 32 == 0 (checked by the caller) */
+void kl_quant_q4_0(const float *w, int k, int r0, int r1, kl_block_q4_0 *b);
+void kl_dequant_q4_0(const kl_block_q4_0 *b, int k, int r0, int r1, float *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
