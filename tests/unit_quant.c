@@ -1,0 +1,273 @@
+/*
+ * unit_quant.c - CPU tests of common/quant.c: fp16 conversion, and for each
+ * weight format the round trip (error within half a step), edge rows, odd K
+ * and the exact bit layout.  No GPU needed.  One line per test; exit status
+ * nonzero if any failed.
+ */
+#include "quant.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures;
+
+static void report(int ok, const char *what, const char *fmt, ...) {
+    if (ok) { printf("ok - %s\n", what); return; }
+    ++failures;
+    printf("not ok - %s: ", what);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+static float urand(float lo, float hi) {   /* xorshift64*, uniform [lo, hi) */
+    rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
+    const uint64_t v = rng * 0x2545F4914F6CDD1Dull;
+    return lo + (hi - lo) * (float)((v >> 40) * 0x1p-24);
+}
+
+/* ---- fp16 --------------------------------------------------------------- */
+
+static void test_half(void) {
+    struct { float f; uint16_t h; const char *what; } cases[] = {
+        {0.0f, 0x0000, "+0"}, {-0.0f, 0x8000, "-0"}, {1.0f, 0x3C00, "1"},
+        {-2.0f, 0xC000, "-2"}, {65504.0f, 0x7BFF, "max normal"},
+        {65520.0f, 0x7C00, "65520 rounds to Inf"}, {1e6f, 0x7C00, "overflow"},
+        {0x1p-14f, 0x0400, "smallest normal"}, {0x1p-24f, 0x0001, "smallest subnormal"},
+        {0x1p-25f, 0x0000, "half the smallest subnormal: tie to even 0"},
+        {0x1.8p-24f, 0x0002, "1.5 x smallest subnormal: tie to even 2"},
+        {0x1.000002p-25f, 0x0001, "just over half the smallest subnormal"},
+        {0x1.ffcp-15f, 0x0400, "tie above the largest subnormal rounds up into the normals"},
+        {1.0f + 0x1p-11f, 0x3C00, "1 + half ulp: tie to even 1"},
+        {1.0f + 0x3p-11f, 0x3C02, "1 + 3/2 ulp: tie to even up"},
+        {1.0f + 0x1p-11f + 0x1p-20f, 0x3C01, "just over a tie rounds up"},
+        {INFINITY, 0x7C00, "+Inf"}, {-INFINITY, 0xFC00, "-Inf"},
+    };
+    int bad = 0;
+    char msg[160] = "";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const uint16_t h = kl_float_to_half(cases[i].f);
+        if (h != cases[i].h && bad++ < 1)
+            snprintf(msg, sizeof msg, "%s: %a -> 0x%04x, want 0x%04x", cases[i].what,
+                     cases[i].f, h, cases[i].h);
+    }
+    report(!bad, "fp16: rounding ties to even, subnormals, overflow, Inf", "%s (%d cases)", msg, bad);
+
+    const uint16_t hn = kl_float_to_half(NAN);
+    report((hn & 0x7C00) == 0x7C00 && (hn & 0x3FF) && isnan(kl_half_to_float(hn)),
+           "fp16: NaN stays NaN both ways", "NaN -> 0x%04x", hn);
+
+    /* Every fp16 value survives half -> float -> half; the float is exact. */
+    int rt = 0;
+    for (uint32_t h = 0; h < 0x10000; ++h) {
+        const float f = kl_half_to_float((uint16_t)h);
+        if (isnan(f)) continue;
+        if (kl_float_to_half(f) != h && !rt++) snprintf(msg, sizeof msg, "0x%04x -> %a", h, f);
+    }
+    report(!rt, "fp16: all 63488 non-NaN values round-trip", "%s", msg);
+    report(kl_half_to_float(0x0001) == 0x1p-24f && kl_half_to_float(0x03FF) == 0x3FFp-24f &&
+           kl_half_to_float(0xFBFF) == -65504.0f, "fp16: subnormal and max decode", "");
+
+    /* Round to nearest: against a double computation on random floats. */
+    int rn = 0;
+    for (int i = 0; i < 200000; ++i) {
+        const float f = urand(-70000.0f, 70000.0f) * (i % 2 ? 1.0f : 0x1p-20f);
+        const uint16_t h = kl_float_to_half(f);
+        const double e = fabs((double)kl_half_to_float(h) - f);
+        const uint16_t nb = (uint16_t)((h & 0x7FFF) ? h - 1 : h);
+        const double en = fabs((double)kl_half_to_float(nb) - f);
+        const double e2 = fabs((double)kl_half_to_float((uint16_t)(h + 1)) - f);
+        if (isfinite(kl_half_to_float(h)) && (e > en || e > e2) && !rn++)
+            snprintf(msg, sizeof msg, "%a -> 0x%04x is not the nearest", f, h);
+    }
+    report(!rn, "fp16: nearest value for 200000 random floats", "%s", msg);
+}
+
+/* ---- formats -------------------------------------------------------------- */
+
+/* A test matrix: random rows plus the edge rows the formats must survive. */
+enum { EDGE_ROWS = 6 };
+static void fill_rows(float *w, int n, int k) {
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c) {
+            float v = urand(-1.0f, 1.0f);
+            switch (r) {
+            case 0: v = 0.75f; break;                       /* constant row */
+            case 1: v = 0.0f; break;                        /* zero row */
+            case 2: v = c % 2 ? 3.0e4f : -3.0e4f; break;    /* +- large */
+            case 3: if (c == k / 2) v = 200.0f; break;      /* one outlier */
+            case 4: v = -0.5f; break;                       /* constant negative */
+            case 5: v *= 1e-6f; break;                      /* tiny: fp16-subnormal scales */
+            }
+            w[(size_t)r * k + c] = v;
+        }
+}
+
+/* Checks |w - wq| <= step/2 (+ a hair for fp32 rounding of w/s). */
+static int within_half_step(float w, float wq, float step, double *worst) {
+    const double e = fabs((double)w - wq), lim = 0.5 * step * (1.0 + 1e-5) + 1e-30;
+    if (e / (step > 0 ? step : 1) > *worst) *worst = e / (step > 0 ? step : 1);
+    return e <= lim;
+}
+
+static void test_int8(int n, int k) {
+    float *w = malloc((size_t)n * k * 4), *d = malloc((size_t)n * k * 4);
+    uint8_t *q = malloc((size_t)n * k);
+    uint16_t *s = malloc(n * 2), *z = malloc(n * 2);
+    fill_rows(w, n, k);
+    kl_quant_int8(w, k, 0, n, q, s, z);
+    kl_dequant_int8(q, s, z, k, 0, n, d);
+    int bad = 0; double worst = 0; char msg[200] = "", what[96];
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c) {
+            const size_t i = (size_t)r * k + c;
+            if (!within_half_step(w[i], d[i], kl_half_to_float(s[r]), &worst) && !bad++)
+                snprintf(msg, sizeof msg, "row %d col %d: %g -> %g (scale %g)", r, c, w[i], d[i],
+                         kl_half_to_float(s[r]));
+        }
+    snprintf(what, sizeof what, "int8 %dx%d: round trip within half a step (worst %.3f)", n, k, worst);
+    report(!bad, what, "%s", msg);
+    /* exact edge rows: zeros stay zeros, a constant row stays constant */
+    int exact = 1;
+    for (int c = 0; c < k; ++c) exact &= d[(size_t)1 * k + c] == 0.0f && d[c] == d[0];
+    snprintf(what, sizeof what, "int8 %dx%d: zero row exact, constant row constant", n, k);
+    report(exact, what, "row0[0]=%g row1[0]=%g", d[0], d[k]);
+    /* layout: q[r][c] = round(w/s + z) */
+    if (n <= 7 || k <= 3) { free(w); free(d); free(q); free(s); free(z); return; }
+    const float v = (q[(size_t)7 * k + 3] - kl_half_to_float(z[7])) * kl_half_to_float(s[7]);
+    report(v == d[(size_t)7 * k + 3], "int8: byte [r][c] is column c of row r", "%g vs %g", v, d[7 * k + 3]);
+    free(w); free(d); free(q); free(s); free(z);
+}
+
+static void test_int4(int n, int k) {
+    const size_t rb = kl_int4_row_bytes(k);
+    const int ng = kl_int4_groups(k);
+    float *w = malloc((size_t)n * k * 4), *d = malloc((size_t)n * k * 4);
+    uint8_t *q = malloc((size_t)n * rb);
+    uint16_t *s = malloc((size_t)n * ng * 2), *z = malloc((size_t)n * ng * 2);
+    fill_rows(w, n, k);
+    kl_quant_int4(w, k, 0, n, q, s, z);
+    kl_dequant_int4(q, s, z, k, 0, n, d);
+    int bad = 0; double worst = 0; char msg[200] = "", what[96];
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c) {
+            const size_t i = (size_t)r * k + c;
+            const float st = kl_half_to_float(s[(size_t)r * ng + c / KL_INT4_GROUP]);
+            if (!within_half_step(w[i], d[i], st, &worst) && !bad++)
+                snprintf(msg, sizeof msg, "row %d col %d: %g -> %g (scale %g)", r, c, w[i], d[i], st);
+        }
+    snprintf(what, sizeof what, "int4 %dx%d: round trip within half a step (worst %.3f)", n, k, worst);
+    report(!bad, what, "%s", msg);
+
+    /* layout: byte j of a row = column 2j (bits 0-3) | column 2j+1 (bits 4-7) */
+    int lay = 0;
+    for (int r = 0; r < n && !lay; ++r)
+        for (int c = 0; c < k; ++c) {
+            const int g = c / KL_INT4_GROUP;
+            const float sv = kl_half_to_float(s[(size_t)r * ng + g]);
+            const float zv = kl_half_to_float(z[(size_t)r * ng + g]);
+            const int want = (int)lrintf(d[(size_t)r * k + c] / sv + zv);
+            const uint8_t byte = q[(size_t)r * rb + c / 2];
+            if ((c % 2 ? byte >> 4 : byte & 0xF) != want) { ++lay; break; }
+        }
+    if (k % 2) for (int r = 0; r < n; ++r) lay += q[(size_t)r * rb + rb - 1] >> 4 != 0;
+    snprintf(what, sizeof what, "int4 %dx%d: nibble order (even column low), odd-K padding 0", n, k);
+    report(!lay, what, "%d rows wrong", lay);
+    free(w); free(d); free(q); free(s); free(z);
+}
+
+static void test_q4_0(int n, int k) {
+    const int nb = k / KL_Q4_0_BLOCK;
+    float *w = malloc((size_t)n * k * 4), *d = malloc((size_t)n * k * 4);
+    kl_block_q4_0 *b = malloc((size_t)n * nb * sizeof *b);
+    fill_rows(w, n, k);
+    kl_quant_q4_0(w, k, 0, n, b);
+    kl_dequant_q4_0(b, k, 0, n, d);
+    int bad = 0; double worst = 0; char msg[200] = "", what[96];
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c) {
+            const size_t i = (size_t)r * k + c;
+            const float dd = fabsf(kl_half_to_float(b[(size_t)r * nb + c / 32].d));
+            /* past 7.5 steps on the side opposite the block's extreme, the
+             * value clamps to level 15 (7d): up to one step there */
+            const int clamped = dd > 0 && fabsf(w[i]) > 7.5f * dd;
+            double wst = 0;
+            const int ok = clamped ? fabs((double)w[i] - d[i]) <= dd * (1 + 1e-5)
+                                   : within_half_step(w[i], d[i], dd, &wst);
+            if (!clamped && wst > worst) worst = wst;
+            if (!ok && !bad++)
+                snprintf(msg, sizeof msg, "row %d col %d: %g -> %g (d %g)", r, c, w[i], d[i], dd);
+        }
+    snprintf(what, sizeof what, "q4_0 %dx%d: round trip within half a step (worst %.3f)", n, k, worst);
+    report(!bad, what, "%s", msg);
+    free(w); free(d); free(b);
+}
+
+static void test_q4_0_layout(void) {
+    /* A hand-made block: column c holds (c % 16) - 8 for c < 16 and
+     * 7 - (c % 16) above, times d = 0.5.  Byte j must be
+     * (q of column j) | (q of column j+16) << 4. */
+    report(sizeof(kl_block_q4_0) == 18, "q4_0: a block is 18 bytes", "sizeof = %zu", sizeof(kl_block_q4_0));
+    float w[32], back[32];
+    for (int c = 0; c < 32; ++c) w[c] = 0.5f * (c < 16 ? (float)(c - 8) : (float)(7 - (c - 16)));
+    w[0] = -4.0f;                                  /* the extreme: d = -4 / -8 = 0.5 */
+    kl_block_q4_0 b;
+    kl_quant_q4_0(w, 32, 0, 1, &b);
+    int ok = b.d == kl_float_to_half(0.5f);
+    for (int j = 0; j < 16; ++j) {
+        const int lo = j, hi = 15 - j;             /* q = w/d + 8 */
+        ok &= b.qs[j] == (uint8_t)(lo | hi << 4);
+    }
+    unsigned char raw[18];
+    memcpy(raw, &b, 18);
+    ok &= raw[0] == 0x00 && raw[1] == 0x38 && raw[2] == 0xF0 && raw[17] == 0x0F;  /* d = 0x3800, little-endian */
+    report(ok, "q4_0: bit layout (d first, byte j = column j low | column j+16 high)",
+           "d=0x%04x qs[0]=0x%02x qs[15]=0x%02x", b.d, b.qs[0], b.qs[15]);
+    kl_dequant_q4_0(&b, 32, 0, 1, back);
+    int same = 1;
+    for (int c = 0; c < 32; ++c) same &= back[c] == w[c];
+    report(same, "q4_0: grid values dequantize exactly", "");
+}
+
+/* The ops quantize model-sized matrices on every run: it must be quick. */
+static void test_speed(void) {
+    const int n = 2048, k = 4096;                  /* 8M weights */
+    float *w = malloc((size_t)n * k * 4);
+    uint8_t *q = malloc((size_t)n * k / 2);
+    uint16_t *s = malloc((size_t)n * (k / 128) * 2), *z = malloc((size_t)n * (k / 128) * 2);
+    fill_rows(w, n, k);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    kl_quant_int4(w, k, 0, n, q, s, z);
+    kl_dequant_int4(q, s, z, k, 0, n, w);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const double ns = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / ((double)n * k);
+    /* 128256 x 4096 = 525M weights must stay well under a minute */
+    char what[96];
+    snprintf(what, sizeof what, "int4: quantize + dequantize speed (%.1f ns per weight)", ns);
+    report(ns < 50.0, what, "over 50 ns per weight");
+    free(w); free(q); free(s); free(z);
+}
+
+int main(void) {
+    test_half();
+    test_int8(64, 1024);
+    test_int8(9, 1001);     /* odd K */
+    test_int8(7, 1);
+    test_int4(64, 1024);
+    test_int4(9, 1001);     /* odd K, a partial last group */
+    test_int4(7, 3);
+    test_int4(11, 130);
+    test_q4_0(64, 1024);
+    test_q4_0(9, 32);
+    test_q4_0_layout();
+    test_speed();
+    return failures ? 1 : 0;
+}
