@@ -22,15 +22,13 @@ extern "C" {
 /* Exit codes (cuda-samples style: they mean something to scripts). */
 enum { KL_EXIT_OK = 0, KL_EXIT_WRONG = 1, KL_EXIT_USAGE = 2, KL_EXIT_NO_GPU = 3 };
 
-/* Every CUDA call is checked; a failure names the call, file and line. */
+/* Every CUDA call is checked; a failure names the call, file and line, adds
+ * a hint where there is one, and exits (3, or 1 for a faulting kernel). */
+void kl_cuda_fail(cudaError_t err, const char *call, const char *file, int line);
 #define CUDA_CHECK(call)                                                        \
     do {                                                                        \
         cudaError_t kl_err_ = (call);                                           \
-        if (kl_err_ != cudaSuccess) {                                           \
-            fprintf(stderr, "CUDA error: %s failed at %s:%d: %s\n", #call,      \
-                    __FILE__, __LINE__, cudaGetErrorString(kl_err_));           \
-            exit(KL_EXIT_NO_GPU);                                               \
-        }                                                                       \
+        if (kl_err_ != cudaSuccess) kl_cuda_fail(kl_err_, #call, __FILE__, __LINE__); \
     } while (0)
 
 /* After every kernel launch: catches bad launch configurations at once. */

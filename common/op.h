@@ -60,8 +60,9 @@ typedef struct kl_op {
     int nm_list;
     int checks;                /* checked launches per kernel and problem */
 
-    /* Fill dims the user left 0 and validate; nonzero + msg: exit 2. */
-    int (*shape)(kl_problem *p, char *msg, size_t len);
+    /* Validate p (and set m where the op fixes it, e.g. m = 1 for GEMV;
+     * m_given says whether the user chose m with -m); nonzero + msg: exit 2. */
+    int (*shape)(kl_problem *p, int m_given, char *msg, size_t len);
     double (*flops)(const kl_problem *p);
     double (*bytes)(const kl_problem *p);          /* fewest bytes moved */
     size_t (*rotating_bytes)(const kl_problem *p); /* one copy of what rotates */

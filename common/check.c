@@ -1,0 +1,78 @@
+/* check.c - tolerances, comparison and statistics (pure C, tested on the CPU). */
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+kl_tol kl_dot_tolerance(int k, double term_max, double out_eps, double w_eps) {
+    /* Two fp32 dot products of length k summed in different orders differ by
+     * about 2^-24 * k * |term| / 4 (a random walk of k roundings, each of a
+     * partial sum that grows like sqrt(k)); 16x that leaves a wide margin for
+     * millions of elements and still catches a single wrong or missing term
+     * (about |term|/4 on average) for k up to ~2^16.  Weights rounded inside
+     * the kernel (fp16 dequantization) add independent errors: sqrt(k) of
+     * them, taken at 8 sigma.  The output's own rounding is relative. */
+    kl_tol t;
+    const double kd = k > 0 ? (double)k : 1.0;
+    t.atol = term_max * (16.0 * kd * ldexp(1.0, -24) + 8.0 * sqrt(kd) * w_eps);
+    t.rtol = 2.0 * out_eps;
+    return t;
+}
+
+size_t kl_compare(const float *out, const float *ref, size_t n, kl_tol tol,
+                  kl_compare_result *r) {
+    double num = 0.0, den = 0.0;
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < n; ++i) {
+        const double o = out[i], e = ref[i];
+        const double d = fabs(o - e);
+        const int finite = isfinite(o);
+        if (finite) {
+            num += d * d;
+            if (d > r->max_abs_err) r->max_abs_err = d;
+        }
+        den += e * e;
+        /* !(d <= tol) is also true when d is NaN */
+        if (!finite || !(d <= tol.atol + tol.rtol * fabs(e))) {
+            if (!finite) r->nonfinite++;
+            if (r->nreported < KL_MAX_REPORTED) {
+                kl_mismatch *m = &r->first[r->nreported++];
+                m->index = i;
+                m->out = out[i];
+                m->ref = ref[i];
+            }
+            r->bad++;
+        }
+    }
+    r->rel_err = den > 0.0 ? sqrt(num / den) : sqrt(num);
+    if (r->nonfinite) r->rel_err = NAN;
+    return r->bad;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double kl_median(const double *v, int n) {
+    if (n <= 0) return NAN;
+    double *s = malloc((size_t)n * sizeof *s);
+    if (!s) return NAN;
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    const double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return m;
+}
+
+int kl_repeats(double per_run_ms, double budget_ms, int lo, int hi) {
+    if (hi < 1) hi = 1;
+    if (lo > hi) lo = hi;
+    if (lo < 1) lo = 1;
+    if (!(per_run_ms > 0.0)) return hi;
+    const double fit = budget_ms / per_run_ms;
+    if (fit >= hi) return hi;
+    if (fit <= lo) return lo;
+    return (int)fit;
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# sweep.sh - run one step under several compile-time (-D) and run-time settings
+# and print a markdown table: one row per setting, one column per problem.
+#
+#   tools/sweep.sh -s 7 -z 4096,8192 "-DBM=64 -DBN=64" "-DBM=128 -DBN=128"
+#   tools/sweep.sh -s 16 -a "-n 8192 -k 8192" "|--split 1" "|--split 4" "|--split 8"
+#
+# A setting is "DEFS" or "DEFS|ARGS": DEFS go to nvcc (make stepN DEFS=...),
+# ARGS to the program.  Each cell: throughput (TFLOPS or GB/s) and % of cuBLAS
+# (or the time in us with -t).  The binary built last is removed, so the next
+# plain `make stepN` rebuilds the tracked defaults.
+set -euo pipefail
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+step="" sizes="" args="" metric=rate
+while [ $# -gt 0 ]; do   # by hand: settings start with -D, which getopts would take
+    case $1 in
+        -s) step=$2; shift 2 ;; -z) sizes=$2; shift 2 ;; -a) args=$2; shift 2 ;;
+        -t) metric=time; shift ;; -h|--help) usage 0 ;; --) shift; break ;; *) break ;;
+    esac
+done
+[ -n "$step" ] && [ $# -gt 0 ] || { echo "sweep.sh: need -s STEP and at least one setting (see -h)" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"; rm -f "step$step"' EXIT
+i=0
+for setting in "$@"; do
+    defs=${setting%%|*}; run=""; [[ $setting == *"|"* ]] && run=${setting#*|}
+    rm -f "step$step"
+    if ! make -s "step$step" DEFS="$defs" >"$tmp/build$i.log" 2>&1; then
+        echo "| \`$setting\` | build failed: $(grep -m1 -i error "$tmp/build$i.log" | cut -c1-80) |" >>"$tmp/rows"
+        i=$((i + 1)); continue
+    fi
+    # shellcheck disable=SC2086
+    "./step$step" ${sizes:+--sizes $sizes} $args $run --csv "$tmp/r$i.csv" >"$tmp/run$i.log" 2>&1 || true
+    echo "$setting" >"$tmp/name$i"
+    i=$((i + 1))
+done
+# header from the first CSV that has rows
+first=$(ls "$tmp"/r*.csv 2>/dev/null | head -n1 || true)
+[ -n "$first" ] || { echo "sweep.sh: no setting produced results"; cat "$tmp"/run*.log "$tmp"/build*.log 2>/dev/null | tail -n 20; exit 1; }
+awk -F, 'NR > 1 { printf "| %sx%sx%s%s ", $4, $5, $6, ($15 != "" ? " " $15 : "") } END { print "|" }' "$first" | sed 's/^/| setting /' >"$tmp/head"
+cat "$tmp/head"
+awk -F'|' '{ printf "|---"; for (i = 3; i < NF; i++) printf "|---"; print "|" }' "$tmp/head"
+for ((j = 0; j < i; j++)); do
+    [ -f "$tmp/r$j.csv" ] || continue
+    awk -F, -v name="$(cat "$tmp/name$j")" -v metric=$metric '
+        NR == 1 { next }
+        {
+            rate = ($9 != "" && $2 != "sgemm") ? $9 " GB/s" : $8 " TFLOPS"
+            cell = (metric == "time") ? $7 " us" : rate
+            if ($11 != "") cell = cell " (" $11 "%)"
+            if ($14 != "PASS") cell = cell " FAIL"
+            line = line "| " cell " "
+        }
+        END { printf "| `%s` %s|\n", name, line }' "$tmp/r$j.csv"
+done
+[ -f "$tmp/rows" ] && cat "$tmp/rows"
+exit 0
