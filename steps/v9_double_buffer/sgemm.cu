@@ -1,0 +1,222 @@
+/*
+ * Step 9 - prefetch and double buffering: load the next tile while computing.
+ *
+ * v8 does, per tile: load from global, store to shared, __syncthreads,
+ * compute, __syncthreads.  Every warp waits for global memory at the top of
+ * each tile, and with ~110 registers per thread only 16 warps share an SM,
+ * too few for switching alone to hide ~1 us of DRAM latency.  Here two
+ * pipelines overlap the loads with the FMAs:
+ *   global -> registers -> shared: tile t+1 is loaded into registers at the
+ *     top of iteration t, and only stored to the OTHER shared buffer after
+ *     the FMAs of tile t were issued; one __syncthreads per tile, not two.
+ *   shared -> registers: the fragments (regM, regN) for k+1 are loaded
+ *     while the FMAs of k run, two sets of fragment registers.
+ *
+ * Napkin math: at 8 warps per block and 2 blocks per SM, each of the SM's 4
+ * schedulers has 4 warps; BK-1 = 7 steps of 64 FMAs per warp is ~1800
+ * cycles of FMA work between issuing a global load and needing it, more
+ * than DRAM latency (~600-1000 cycles).  Cost: 2x the shared memory
+ * (16.6 KB) and the prefetch and fragment registers, which must still fit
+ * in 128 per thread to keep 2 blocks per SM (__launch_bounds__ below).
+ *
+ * Build and run:   make step9 && ./step9            (sizes 1024..8192)
+ *                  make step9 DEFS="-DBK=16"   (a sweep point)
+ */
+#include "kl.h"
+
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 8
+#endif
+#ifndef TM
+#define TM 8    // outputs per thread down a column of C
+#endif
+#ifndef TN
+#define TN 8    // outputs per thread along a row of C
+#endif
+#ifndef WM
+#define WM 32   // rows of C per warp
+#endif
+#ifndef WN
+#define WN 64   // columns of C per warp
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2   // blocks per SM the register budget must allow (65536 / (256 * 2) = 128)
+#endif
+#ifndef APAD
+#define APAD 4
+#endif
+#define NUM_THREADS ((BM / WM) * (BN / WN) * 32)
+#define WTM (WM / TM)         // lanes down a warp tile
+#define WTN (WN / TN)         // lanes across a warp tile
+#define WSUBM (WM / (TM / 4)) // distance between a lane's float4 pieces, rows
+#define WSUBN (WN / (TN / 4)) // and columns
+static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles tile the block tile");
+static_assert(WM % TM == 0 && WN % TN == 0 && WTM * WTN == 32, "32 lanes tile a warp tile");
+static_assert(BM % TM == 0 && BN % TN == 0 && TM % 4 == 0 && TN % 4 == 0, "thread tiles of float4s");
+static_assert(BK % 4 == 0 && BN % 4 == 0 && APAD % 4 == 0, "float4 rows of tiles");
+static_assert(NUM_THREADS % 32 == 0 && NUM_THREADS <= 1024, "whole warps, at most 1024 threads");
+static_assert(NUM_THREADS % (BK / 4) == 0 && (BM * BK / 4) % NUM_THREADS == 0, "the A tile copy must split evenly");
+static_assert(NUM_THREADS % (BN / 4) == 0 && (BK * BN / 4) % NUM_THREADS == 0, "the B tile copy must split evenly");
+static_assert(2 * (BK * (BM + APAD) + BK * BN) * 4 <= 48 * 1024, "static shared memory is limited to 48 KB");
+
+template <bool CHECKED>
+__device__ __forceinline__ float4 load4(const float *p, int r, int c, int rows, int cols, int ld) {
+    if constexpr (!CHECKED) {
+        return *reinterpret_cast<const float4 *>(p + (size_t)r * ld + c);
+    } else {
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (r < rows) {
+            const float *q = p + (size_t)r * ld + c;
+            if (c + 0 < cols) v.x = q[0];
+            if (c + 1 < cols) v.y = q[1];
+            if (c + 2 < cols) v.z = q[2];
+            if (c + 3 < cols) v.w = q[3];
+        }
+        return v;
+    }
+}
+
+// C(r, c..c+3) = alpha * v + beta * C(r, c..c+3).  beta == 0: C is not read.
+template <bool CHECKED>
+__device__ __forceinline__ void store4(float *p, int r, int c, int rows, int cols, int ld,
+                                       float4 v, float alpha, float beta) {
+    float *q = p + (size_t)r * ld + c;
+    v = make_float4(alpha * v.x, alpha * v.y, alpha * v.z, alpha * v.w);
+    if constexpr (!CHECKED) {
+        if (beta != 0.0f) {
+            const float4 o = *reinterpret_cast<const float4 *>(q);
+            v.x += beta * o.x; v.y += beta * o.y; v.z += beta * o.z; v.w += beta * o.w;
+        }
+        *reinterpret_cast<float4 *>(q) = v;
+    } else {
+        const float w[4] = {v.x, v.y, v.z, v.w};
+        if (r < rows)
+            for (int j = 0; j < 4; ++j)
+                if (c + j < cols) q[j] = beta == 0.0f ? w[j] : w[j] + beta * q[j];
+    }
+}
+
+template <bool CHECKED>
+__global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
+sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
+                    const float *B, float beta, float *C) {
+    __shared__ __align__(16) float As[2][BK][BM + APAD];   // two buffers: 2*8*132*4 = 8.3 KB
+    __shared__ __align__(16) float Bs[2][BK][BN];          // 2*8*128*4 = 8 KB
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
+    const int threadRow = lane / WTN, threadCol = lane % WTN;
+    const int rowA = warpRow * WM + threadRow * 4;
+    const int colB = warpCol * WN + threadCol * 4;
+    const int loadRowA = threadIdx.x / (BK / 4), loadColA = threadIdx.x % (BK / 4) * 4;
+    const int loadRowB = threadIdx.x / (BN / 4), loadColB = threadIdx.x % (BN / 4) * 4;
+    constexpr int strideA = NUM_THREADS / (BK / 4), strideB = NUM_THREADS / (BN / 4);
+    constexpr int LA = BM * BK / 4 / NUM_THREADS, LB = BK * BN / 4 / NUM_THREADS;  // float4s per thread
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+
+    A += (size_t)row0 * K;
+    B += col0;
+    const int rowsA = M - row0, colsB = N - col0;
+    const int tiles = (K + BK - 1) / BK;
+
+    float4 ldA[LA], ldB[LB];   // tile t+1 in flight: global -> registers
+    auto loadTile = [&](int t) {
+        const int colsA = K - t * BK;
+#pragma unroll
+        for (int p = 0; p < LA; ++p)
+            ldA[p] = load4<CHECKED>(A + t * BK, loadRowA + p * strideA, loadColA, rowsA, colsA, K);
+#pragma unroll
+        for (int p = 0; p < LB; ++p)
+            ldB[p] = load4<CHECKED>(B + (size_t)t * BK * N, loadRowB + p * strideB, loadColB, colsA, colsB, N);
+    };
+    auto storeTile = [&](int buf) {   // registers -> shared buffer buf
+#pragma unroll
+        for (int p = 0; p < LA; ++p) {
+            const int r = loadRowA + p * strideA;
+            As[buf][loadColA + 0][r] = ldA[p].x;
+            As[buf][loadColA + 1][r] = ldA[p].y;
+            As[buf][loadColA + 2][r] = ldA[p].z;
+            As[buf][loadColA + 3][r] = ldA[p].w;
+        }
+#pragma unroll
+        for (int p = 0; p < LB; ++p)
+            *reinterpret_cast<float4 *>(&Bs[buf][loadRowB + p * strideB][loadColB]) = ldB[p];
+    };
+
+    float acc[TM][TN] = {};
+    float regM[2][TM], regN[2][TN];   // fragments for k (computing) and k+1 (loading)
+    auto loadFrag = [&](int buf, int k, int f) {   // shared -> registers, as in v8
+#pragma unroll
+        for (int i = 0; i < TM / 4; ++i)
+            *reinterpret_cast<float4 *>(&regM[f][i * 4]) = *reinterpret_cast<const float4 *>(&As[buf][k][rowA + i * WSUBM]);
+#pragma unroll
+        for (int j = 0; j < TN / 4; ++j)
+            *reinterpret_cast<float4 *>(&regN[f][j * 4]) = *reinterpret_cast<const float4 *>(&Bs[buf][k][colB + j * WSUBN]);
+    };
+
+    loadTile(0);   // prologue: tile 0 all the way into buffer 0, fragment k = 0
+    storeTile(0);
+    __syncthreads();
+    loadFrag(0, 0, 0);
+
+    for (int t = 0; t < tiles; ++t) {
+        const int cur = t & 1;
+        const bool more = t + 1 < tiles;   // the same for the whole block
+        if (more) loadTile(t + 1);         // issued now, waited for at k = BK-1
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            const int f = k & 1;           // BK is even: k = 0 always uses set 0
+            if (k + 1 < BK) {
+                loadFrag(cur, k + 1, f ^ 1);
+            } else if (more) {
+                // Buffer cur^1 was last read before the previous __syncthreads.
+                storeTile(cur ^ 1);
+                __syncthreads();
+                loadFrag(cur ^ 1, 0, f ^ 1);
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    acc[i][j] += regM[f][i] * regN[f][j];
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; j += 4)
+            store4<CHECKED>(C + (size_t)row0 * N + col0, rowA + (i / 4) * WSUBM + i % 4, colB + (j / 4) * WSUBN,
+                            M - row0, colsB, N,
+                            make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta);
+}
+
+static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+static void launch(int M, int N, int K, float alpha, const float *A, const float *B,
+                   float beta, float *C, void *ctx, cudaStream_t stream) {
+    (void)ctx;
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
+    const bool fast = M % BM == 0 && N % BN == 0 && K % BK == 0 &&
+                      aligned16(A) && aligned16(B) && aligned16(C);
+    if (fast)
+        sgemm_double_buffer<false><<<grid, NUM_THREADS, 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+    else
+        sgemm_double_buffer<true><<<grid, NUM_THREADS, 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+    KL_CHECK_LAUNCH();
+}
+
+int main(int argc, char **argv) {
+    kl_step step = {};
+    step.number = 9;
+    step.title = "prefetch and double buffering (global->shared and shared->registers)";
+    step.kernels[0].op = &kl_op_sgemm;
+    step.kernels[0].sgemm = launch;
+    return kl_main(argc, argv, &step);
+}
