@@ -50,6 +50,12 @@ size_t kl_compare(const float *out, const float *ref, size_t n, kl_tol tol,
     return r->bad;
 }
 
+double kl_dot_f64(const float *a, size_t sa, const float *b, size_t sb, int k) {
+    double acc = 0.0;
+    for (int i = 0; i < k; ++i) acc += (double)a[(size_t)i * sa] * (double)b[(size_t)i * sb];
+    return acc;
+}
+
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

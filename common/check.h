@@ -35,6 +35,11 @@ typedef struct kl_compare_result {
 size_t kl_compare(const float *out, const float *ref, size_t n, kl_tol tol,
                   kl_compare_result *r);
 
+/* The CPU reference: sum of a[i*sa] * b[i*sb] for i < k, in fp64.  The
+ * harness checks the GPU reference (cuBLAS) against it at sample points, so a
+ * wrong reference call cannot make a wrong step pass. */
+double kl_dot_f64(const float *a, size_t sa, const float *b, size_t sb, int k);
+
 /* Median of n doubles (sorts a copy; n >= 1). */
 double kl_median(const double *v, int n);
 

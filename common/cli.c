@@ -32,6 +32,10 @@ int kl_parse_positive(const char *flag, const char *s, long max, int *out,
 static int parse_nonneg(const char *flag, const char *s, long max, int *out,
                         char *err, size_t errlen) {
     if (strcmp(s, "0") == 0) { *out = 0; return 0; }
+    if (s[0] == '-' && s[1] >= '0' && s[1] <= '9') {
+        snprintf(err, errlen, "%s: %s is not allowed, it must be 0 or more", flag, s);
+        return KL_EXIT_USAGE;
+    }
     return kl_parse_positive(flag, s, max, out, err, errlen);
 }
 
@@ -116,7 +120,7 @@ int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
         lo[nlo++] = (struct option){opts[i].name, required_argument, 0, OPT_STEP0 + i};
     lo[nlo] = (struct option){0, 0, 0, 0};
 
-    optind = 1;   /* parseable more than once (the tests do) */
+    optind = 0;   /* glibc: 0 resets getopt fully, so argv can be parsed again (the tests do) */
     opterr = 0;   /* our own one-line messages */
     int c, v;
     while ((c = getopt_long(argc, argv, ":m:n:k:h", lo, NULL)) != -1) {

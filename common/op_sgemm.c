@@ -37,6 +37,32 @@ static void ref_sgemm(sgemm_state *s, float alpha, float beta, float *C) {
                              s->B, p->n, s->A, p->k, &beta, C, p->n));
 }
 
+/* Check cuBLAS itself at a few points (corners and random ones) against the
+ * fp64 CPU reference: a transposed or mis-strided reference call would
+ * otherwise define "correct". */
+static void spot_check_reference(sgemm_state *s) {
+    const kl_problem *p = &s->p;
+    float *arow = kl_hmalloc(4 * (size_t)p->k), *bcol = kl_hmalloc(4 * (size_t)p->k);
+    uint64_t x = 0x2545F4914F6CDD1Dull ^ s->env->seed;
+    for (int t = 0; t < 8; ++t) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        const int r = t == 0 ? 0 : t == 1 ? p->m - 1 : (int)(x % (uint64_t)p->m);
+        const int c = t == 0 ? 0 : t == 1 ? p->n - 1 : (int)((x >> 32) % (uint64_t)p->n);
+        kl_copy_to_host(arow, s->A + (size_t)r * p->k, 4 * (size_t)p->k);
+        CUDA_CHECK(cudaMemcpy2D(bcol, 4, s->B + c, 4 * (size_t)p->n, 4, (size_t)p->k, cudaMemcpyDeviceToHost));
+        const double want = kl_dot_f64(arow, 1, bcol, 1, p->k);
+        const kl_tol tol = kl_dot_tolerance(p->k, 1.0, ldexp(1.0, -24), 0.0);
+        const double got = s->h_ref[(size_t)r * p->n + c];
+        if (!(fabs(got - want) <= tol.atol + tol.rtol * fabs(want))) {
+            fprintf(stderr, "internal error: the cuBLAS reference C[%d][%d] = %.7g disagrees with the CPU "
+                            "fp64 reference %.7g\n", r, c, got, want);
+            exit(KL_EXIT_WRONG);
+        }
+    }
+    free(arow);
+    free(bcol);
+}
+
 static void *sg_setup(const kl_problem *p, int nrot, const kl_env *env) {
     (void)nrot;
     sgemm_state *s = kl_hmalloc(sizeof *s);
@@ -82,6 +108,7 @@ static void sg_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
     CUDA_CHECK(cudaStreamSynchronize(str));
     kl_copy_to_host(s->h_out, s->C, 4 * mn);
     kl_copy_to_host(s->h_ref, s->Cref, 4 * mn);
+    if (pass == 0) spot_check_reference(s);
     d->out = s->h_out;
     d->ref = s->h_ref;
     d->count = mn;

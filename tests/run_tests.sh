@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# run_tests.sh - what `make test` runs.  The CPU part always runs; the GPU part
+# runs when a GPU is usable and prints as skipped otherwise.  The last line is
+# "N passed, N failed, N skipped"; the exit status is nonzero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+pass=0 fail=0 skip=0
+ok()   { pass=$((pass + 1)); echo "ok - $*"; }
+bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
+skp()  { skip=$((skip + 1)); echo "skip - $*"; }
+check() {   # check WHAT cmd...: ok when cmd succeeds; its output is shown only on failure
+    local what=$1; shift
+    if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
+}
+tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
+LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcudart -lgomp -lm"
+CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
+
+steps=$(for d in steps/v*_*/; do b=$(basename "$d"); n=${b%%_*}; echo "${n#v}"; done | sort -n)
+
+echo "# CPU part"
+# ---- every step builds ------------------------------------------------------
+built=""
+for s in $steps; do
+    if make -s "step$s" >"$tmp/build$s.log" 2>&1; then ok "build step$s"; built+="$s "
+    else bad "build step$s: $(grep -m1 -i error "$tmp/build$s.log")"; fi
+done
+
+# ---- unit tests of the host code (tests/unit_*.c) -------------------------------
+for u in tests/unit_*.c; do
+    name=$(basename "$u" .c)
+    if ! gcc -std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra -Icommon -I"$CUDA_INC" "$u" build/libkl.a $LDLIBS -fopenmp \
+            -o "tests/bin/$name" >"$tmp/$name.build" 2>&1; then
+        bad "$name builds: $(head -n1 "$tmp/$name.build")"; continue
+    fi
+    "tests/bin/$name" >"$tmp/$name.out" 2>&1
+    rc=$?
+    while IFS= read -r line; do
+        case $line in
+            "ok - "*) ok "$name: ${line#ok - }" ;;
+            "not ok - "*) bad "$name: ${line#not ok - }" ;;
+            "skip - "*) skp "$name: ${line#skip - }" ;;
+        esac
+    done <"$tmp/$name.out"
+    [ $rc -eq 0 ] || grep -q "^not ok" "$tmp/$name.out" || bad "$name exited with $rc: $(tail -n1 "$tmp/$name.out")"
+done
+
+# ---- each program's command line: bad input is one line and exit 2 -----------------
+expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stderr matching PATTERN
+    local code=$1 pat=$2; shift 2
+    "$@" >"$tmp/expect.out" 2>"$tmp/err"; local rc=$?
+    [ $rc -eq "$code" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$pat" "$tmp/err" && return 0
+    echo "    got exit $rc, stderr: $(head -c 300 "$tmp/err")"; return 1
+}
+for s in $built; do
+    check "step$s --help exits 0" ./step$s --help
+    check "step$s --sizes 0 -> exit 2" expect_exit 2 "at least 1" ./step$s --sizes 0
+    check "step$s --sizes -5 -> exit 2" expect_exit 2 "at least 1" ./step$s --sizes -5
+    check "step$s --sizes abc -> exit 2" expect_exit 2 "not an integer" ./step$s --sizes abc
+    check "step$s --sizes 1024,,2048 -> exit 2" expect_exit 2 "empty entry" ./step$s --sizes 1024,,2048
+    check "step$s unknown flag -> exit 2" expect_exit 2 "unknown option" ./step$s --frobnicate
+    check "step$s flag without value -> exit 2" expect_exit 2 "needs a value" ./step$s --sizes
+done
+
+gpu=0
+if nvidia-smi -L >/dev/null 2>&1 && [ -x ./step0 ] && ./step0 --check-only --sizes 1 >/dev/null 2>&1; then gpu=1; fi
+if [ $gpu -eq 0 ] && [ -x ./step0 ]; then
+    check "no GPU: step0 says so in one line and exits 3" expect_exit 3 "no usable CUDA GPU" ./step0
+    check "no GPU: run_all.sh builds, says so, exits 0" bash -c './run_all.sh --steps 0 >'"$tmp"'/ra.out 2>&1 && grep -q "no NVIDIA GPU found" '"$tmp"'/ra.out'
+fi
+check "run_all.sh --help exits 0" ./run_all.sh --help
+check "run_all.sh --steps abc -> exit 2" expect_exit 2 "not a step number" ./run_all.sh --steps abc
+check "run_all.sh --steps 99 -> exit 2" expect_exit 2 "no step 99" ./run_all.sh --steps 99
+check "run_all.sh --bogus -> exit 2" expect_exit 2 "unknown option" ./run_all.sh --bogus
+
+# ---- tables and charts from fixture CSVs ----------------------------------------
+fx=tests/fixtures/results/fixture-gpu
+mkdir -p "$tmp/plots"; tools/tables.sh "$fx" "$tmp/plots" >"$tmp/summary.md" 2>"$tmp/tables.err"
+check "tables: Part I table with sizes as columns" grep -q "^| step | 1024 | 4096 |$" "$tmp/summary.md"
+check "tables: a cell is throughput (% of cuBLAS)" grep -q "^| v0_naive | 6.435 (17.6%) | 5.857 (11.3%) |$" "$tmp/summary.md"
+check "tables: a failed row is marked" grep -q "4.100 (8.1%) \*\*FAIL\*\*" "$tmp/summary.md"
+check "tables: Part II in GB/s with x cuBLAS at 16384" grep -q "^| v10[^|]* | 1000.0 | 2147.7 | 250.0 | 2.50x | 69.7 | PASS |$" "$tmp/summary.md"
+check "tables: v16 rows per variant and m" grep -q "^| v16[^|]* splitk m=16 |" "$tmp/summary.md"
+check "tables: plot data written" test -s "$tmp/plots/part1_pct.dat" -a -s "$tmp/plots/part2_rate.dat" -a -s "$tmp/plots/roofline.dat"
+if command -v gnuplot >/dev/null 2>&1; then
+    tools/plots.sh "$tmp/plots" >"$tmp/plots.out" 2>&1
+    for png in part1_pct_cublas part1_throughput part2_pct_cublas part2_throughput roofline; do
+        check "plots: $png.png drawn" bash -c "[ \$(stat -c %s $tmp/plots/$png.png 2>/dev/null || echo 0) -gt 2000 ]"
+    done
+else
+    skp "plots: gnuplot is not installed (sudo apt-get install gnuplot-nox); tables are tested above"
+fi
+check "plots: without gnuplot it says how to install it" bash -c "PATH=/usr/bin/nonexistent:/bin:/usr/bin; command -v gnuplot >/dev/null && exit 0; tools/plots.sh $tmp/plots | grep -q 'apt-get install gnuplot'"
+printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
+tools/update_docs.sh "$fx" "$tmp/doc.md"
+check "docs: results marker filled from the CSV" grep -q "^| 1024 | 1024 | 1024 | 333.700 | 6.435 |" "$tmp/doc.md"
+check "docs: stale text between markers replaced" bash -c "! grep -q stale $tmp/doc.md"
+check "docs: include marker filled" grep -q "included fixture table" "$tmp/doc.md"
+cp "$tmp/doc.md" "$tmp/doc2.md"; tools/update_docs.sh "$fx" "$tmp/doc2.md"
+check "docs: regeneration is idempotent" cmp -s "$tmp/doc.md" "$tmp/doc2.md"
+
+# ---- docs: every step has its page and its README row; links resolve --------------
+for s in $steps; do
+    d=$(ls -d steps/v"$s"_*/ | head -n1)
+    check "docs: v$s has docs/v${s}_*.md" bash -c "ls docs/v${s}_*.md >/dev/null 2>&1"
+    check "docs: README has a row for v$s" grep -q "^| \[v$s\](" README.md
+done
+for f in docs/harness.md docs/profiling.md README.md; do check "docs: $f exists" test -s "$f"; done
+for f in README.md docs/*.md; do
+    for link in $(grep -o '](\([^)#]*\))' "$f" | sed 's/^](//; s/)$//' | grep -v '^http' | sort -u); do
+        base=$(dirname "$f")
+        check "docs: link $link in $f resolves" test -e "$base/$link"
+    done
+done
+
+echo "# GPU part"
+if [ $gpu -eq 0 ]; then
+    skp "GPU part: no usable NVIDIA GPU here (nvidia-smi/CUDA found none); run make test on a machine with one"
+else
+    op_of() { ./step$1 --check-only "${@:2}" --csv "$tmp/op.csv" >/dev/null 2>&1; awk -F, 'NR == 2 { print $2 }' "$tmp/op.csv"; }
+    for s in $built; do
+        op=$(op_of "$s" --sizes 256 -m 1)
+        [ -n "$op" ] || op=$(op_of "$s" --sizes 256)
+        case $op in
+            sgemm)
+                check "step$s --check-only squares 1 7 33 127 1000 1023 2049" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049
+                for shp in "-m 1000 -n 7 -k 33" "-m 7 -n 1023 -k 2049" "-m 127 -n 2049 -k 1" "-m 1 -n 1 -k 4097" "-m 513 -n 257 -k 129"; do
+                    check "step$s --check-only $shp" ./step$s --check-only $shp
+                done
+                san="-m 67 -n 45 -k 33"; huge="-m 100000000" ;;
+            w4a16)
+                check "step$s --check-only m 1..16, N 1 33 2049, K 4096" ./step$s --check-only --sizes 1,33,2049 -k 4096
+                check "step$s --check-only m 3 13, N 7 1000, K 128" bash -c "./step$s --check-only -m 3 --sizes 7,1000 -k 128 && ./step$s --check-only -m 13 --sizes 7,1000 -k 11008"
+                check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of" ./step$s --check-only -n 64 -k 100
+                san="-m 3 -n 67 -k 256"; huge="-m 16 -n 100000000 -k 4096" ;;
+            "")
+                bad "step$s: could not run a check to learn its operation"; continue ;;
+            *)  # GEMV family: any N; K as the format allows
+                check "step$s --check-only N 1 7 33 127 1000 1023 2049 (K 4096)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 4096
+                for kk in 1 7 33 127 1000 1023 2049 4100; do
+                    ./step$s --check-only -n 33 -k $kk >"$tmp/out" 2>"$tmp/err"; rc=$?
+                    if [ $rc -eq 0 ]; then ok "step$s --check-only K=$kk"
+                    elif [ $rc -eq 2 ] && grep -q "multiple of" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "step$s rejects K=$kk in one line: $(cat "$tmp/err")"
+                    else bad "step$s K=$kk: exit $rc: $(head -c 300 "$tmp/err") $(grep -m3 FAIL "$tmp/out")"; fi
+                done
+                san="-n 67 -k 256"; huge="-n 100000000 -k 4096" ;;
+        esac
+        check "step$s: too big for the GPU -> exit 2 saying how much" expect_exit 2 "GiB of device memory" ./step$s $huge
+        if command -v compute-sanitizer >/dev/null 2>&1; then
+            for tool in memcheck racecheck; do
+                if compute-sanitizer --tool $tool --error-exitcode 1 ./step$s --check-only $san >"$tmp/san.log" 2>&1; then
+                    ok "step$s compute-sanitizer $tool ($san)"
+                else bad "step$s compute-sanitizer $tool: $(grep -m2 -E 'ERROR|Invalid|hazard' "$tmp/san.log")"; fi
+            done
+        else
+            skp "step$s compute-sanitizer: not installed (it ships with the CUDA toolkit)"
+        fi
+    done
+    ngpu=$(nvidia-smi -L | wc -l)
+    check "--device $ngpu on a $ngpu-GPU machine -> exit 2" expect_exit 2 "this machine has" ./step0 --device "$ngpu"
+fi
+
+echo
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

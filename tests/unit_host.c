@@ -1,0 +1,168 @@
+/* unit_host.c - the harness's host code, on the CPU: command line, statistics,
+ * the tolerance check, the CPU reference, CSV.  One line per test. */
+#include "check.h"
+#include "cli.h"
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+#define TEST(cond, ...)                                                         \
+    do {                                                                        \
+        if (cond) { printf("ok - "); printf(__VA_ARGS__); printf("\n"); }       \
+        else { failures++; printf("not ok - "); printf(__VA_ARGS__);            \
+               printf(": %s (line %d)\n", #cond, __LINE__); }                   \
+    } while (0)
+
+static int parse(const char *line, kl_cli *c, char *err, size_t n, const kl_opt *opts) {
+    static char buf[512];   /* argv strings outlive the call: c->csv points into them */
+    char *argv[32];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "prog %s", line);
+    for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    err[0] = '\0';
+    return kl_parse_cli(argc, argv, opts, c, err, n);
+}
+
+static void test_cli(void) {
+    kl_cli c;
+    char err[256];
+    TEST(parse("", &c, err, sizeof err, NULL) == 0 && c.nsizes == 0 && c.iters == 100 && c.seed == 42 &&
+         c.warmup == 2 && !c.check_only && c.csv == NULL, "cli: defaults");
+    TEST(parse("--sizes 1024,4096,7", &c, err, sizeof err, NULL) == 0 && c.nsizes == 3 && c.sizes[0] == 1024 &&
+         c.sizes[2] == 7, "cli: --sizes list");
+    TEST(parse("-m 1000 -n 7 -k 33 --check-only --iters 5 --warmup 0 --seed 9 --device 1 --csv x.csv", &c, err,
+               sizeof err, NULL) == 0 && c.m == 1000 && c.n == 7 && c.k == 33 && c.check_only && c.iters == 5 &&
+         c.warmup == 0 && c.seed == 9 && c.device == 1 && strcmp(c.csv, "x.csv") == 0, "cli: every flag");
+    TEST(parse("--help", &c, err, sizeof err, NULL) == 0 && c.help, "cli: --help");
+
+    struct { const char *args, *expect; } bad[] = {
+        {"--sizes 0", "at least 1"},
+        {"--sizes -5", "at least 1"},
+        {"--sizes abc", "not an integer"},
+        {"--sizes 1024,,2048", "empty entry"},
+        {"--sizes 1024,", "empty entry"},
+        {"--sizes 12abc", "not an integer"},
+        {"--sizes 99999999999", "too large"},
+        {"-m 0", "at least 1"},
+        {"-k x", "not an integer"},
+        {"--iters 0", "at least 1"},
+        {"--seed -1", "non-negative"},
+        {"--bogus", "unknown option '--bogus'"},
+        {"-x", "unknown option '-x'"},
+        {"--sizes", "needs a value"},
+        {"-m", "needs a value"},
+        {"--device -1", "0 or more"},
+        {"stray", "unexpected argument"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        const int rc = parse(bad[i].args, &c, err, sizeof err, NULL);
+        TEST(rc == KL_EXIT_USAGE && strstr(err, bad[i].expect) && !strchr(err, '\n'),
+             "cli: '%s' -> exit 2, one line: %s", bad[i].args, err);
+    }
+
+    int split = 0;
+    kl_opt opts[KL_MAX_OPTS] = {{"split", "SplitK factor", &split, 0, 32}};
+    TEST(parse("--split 8", &c, err, sizeof err, opts) == 0 && split == 8, "cli: step option parsed");
+    TEST(parse("--split 99", &c, err, sizeof err, opts) == KL_EXIT_USAGE && strstr(err, "out of range"),
+         "cli: step option range: %s", err);
+    TEST(parse("--split", &c, err, sizeof err, opts) == KL_EXIT_USAGE && strstr(err, "needs a value"),
+         "cli: step option without value: %s", err);
+}
+
+static void test_stats(void) {
+    const double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2}, one[] = {7};
+    TEST(kl_median(odd, 3) == 3.0, "median: odd count");
+    TEST(kl_median(even, 4) == 2.5, "median: even count, unsorted input");
+    TEST(kl_median(one, 1) == 7.0, "median: one value");
+    const double outlier[] = {1, 1, 1, 1, 1000};
+    TEST(kl_median(outlier, 5) == 1.0, "median: ignores an outlier (why not the mean)");
+    TEST(kl_repeats(100.0, 200.0, 3, 100) == 3, "repeats: slow kernel gets the minimum");
+    TEST(kl_repeats(0.01, 200.0, 3, 100) == 100, "repeats: fast kernel capped at --iters");
+    TEST(kl_repeats(10.0, 200.0, 3, 100) == 20, "repeats: budget / time in between");
+    TEST(kl_repeats(10.0, 200.0, 3, 1) == 1, "repeats: --iters 1 wins over the minimum");
+}
+
+static void test_compare(void) {
+    enum { N = 1000 };
+    static float ref[N], out[N];
+    for (int i = 0; i < N; ++i) ref[i] = out[i] = sinf((float)i) * 10.0f;
+    const kl_tol tol = kl_dot_tolerance(4096, 1.0, ldexp(1.0, -24), 0.0);
+    kl_compare_result r;
+    TEST(kl_compare(out, ref, N, tol, &r) == 0 && r.rel_err == 0.0, "compare: identical arrays pass");
+
+    out[10] += (float)(tol.atol * 0.5);
+    TEST(kl_compare(out, ref, N, tol, &r) == 0 && r.rel_err > 0.0, "compare: error within tolerance passes");
+
+    out[123] = ref[123] + 0.25f;   /* one missing |a*b| term, on average */
+    TEST(kl_compare(out, ref, N, tol, &r) == 1 && r.nreported == 1 && r.first[0].index == 123,
+         "compare: one wrong element caught, with its index");
+    out[123] = ref[123];
+
+    out[500] = NAN;
+    TEST(kl_compare(out, ref, N, tol, &r) == 1 && r.nonfinite == 1 && isnan(r.rel_err) && r.first[0].index == 500,
+         "compare: NaN caught (an unwritten, poisoned output)");
+    out[500] = INFINITY;
+    TEST(kl_compare(out, ref, N, tol, &r) == 1 && r.nonfinite == 1, "compare: Inf caught");
+    out[500] = ref[500];
+
+    for (int i = 0; i < N; ++i) out[i] = NAN;
+    TEST(kl_compare(out, ref, N, tol, &r) == N && r.nreported == KL_MAX_REPORTED,
+         "compare: all-NaN output fails everywhere, first %d reported", KL_MAX_REPORTED);
+}
+
+static void test_tolerance(void) {
+    const kl_tol t1 = kl_dot_tolerance(1024, 1.0, ldexp(1.0, -24), 0.0);
+    const kl_tol t8 = kl_dot_tolerance(8192, 1.0, ldexp(1.0, -24), 0.0);
+    TEST(t8.atol > t1.atol, "tolerance: grows with K");
+    TEST(t8.atol < 0.01, "tolerance: at K=8192 still catches one wrong term of size ~0.25 (atol %.2e)", t8.atol);
+    const kl_tol h = kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), ldexp(1.0, -11));
+    TEST(h.rtol > t1.rtol && h.atol > kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), 0.0).atol,
+         "tolerance: fp16 output and fp16 weights widen it");
+}
+
+static void test_cpu_reference(void) {
+    const float a[] = {1, 2, 3, 4}, b[] = {5, 0, 6, 0, 7, 0, 8, 0};
+    TEST(kl_dot_f64(a, 1, b, 2, 4) == 70.0, "cpu reference: strided dot product");
+    /* fp64 keeps what fp32 loses: 2^24 + 1 - 2^24 */
+    const float x[] = {16777216.0f, 1.0f, -16777216.0f}, ones[] = {1, 1, 1};
+    TEST(kl_dot_f64(x, 1, ones, 1, 3) == 1.0, "cpu reference: accumulates in fp64");
+}
+
+static void test_csv(void) {
+    char buf[1024];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    kl_csv_header(f);
+    kl_row r = {.step = 7, .op = "sgemm", .dtype = "fp32", .variant = "", .m = 4096, .n = 4096, .k = 4096,
+                .time_us = 2000.0, .tflops = 68.7, .gbps = NAN, .cublas_time_us = 2500.0, .pct_ceiling = 90.0,
+                .rel_err = 1.5e-7, .pass = 1};
+    kl_csv_row(f, &r);
+    r.time_us = NAN; r.tflops = NAN; r.cublas_time_us = NAN; r.pct_ceiling = NAN; r.pass = 0; r.variant = "dp";
+    kl_csv_row(f, &r);
+    fclose(f);
+    TEST(strncmp(buf, "step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status",
+                 strlen("step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status")) == 0,
+         "csv: the header DESIGN.md fixes, in order");
+    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,2000.000,68.700,,2500.000,125.0,90.0,1.50e-07,PASS,\n") != NULL,
+         "csv: a row; pct_cublas = 100 * cublas / time; empty where it does not apply");
+    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,,,,,,,1.50e-07,FAIL,dp\n") != NULL,
+         "csv: check-only row has empty timings, FAIL, variant");
+    char slug[64];
+    kl_gpu_slug("NVIDIA H100 80GB HBM3", slug, sizeof slug);
+    TEST(strcmp(slug, "h100-80gb-hbm3") == 0, "slug: %s", slug);
+    kl_gpu_slug("Tesla V100-SXM2-16GB", slug, sizeof slug);
+    TEST(strcmp(slug, "tesla-v100-sxm2-16gb") == 0, "slug: %s", slug);
+}
+
+int main(void) {
+    test_cli();
+    test_stats();
+    test_compare();
+    test_tolerance();
+    test_cpu_reference();
+    test_csv();
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# update_docs.sh RESULTS_DIR [FILES...] - regenerate the tables between marker
+# comments in docs/*.md and README.md from measured results, so no number in
+# the docs is ever typed by hand:
+#   <!-- results:stepN --> ... <!-- /results -->   stepN.csv as a table
+#   <!-- include:PATH --> ... <!-- /include -->     the file PATH (repo-relative)
+#   <!-- steps --> ... <!-- /steps -->              the README's step table
+set -euo pipefail
+res=${1:?usage: tools/update_docs.sh RESULTS_DIR [FILES...]}
+shift
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=(README.md docs/*.md)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+step_table() {   # $1 = csv
+    awk -F, '
+        NR == 1 { next }
+        { rows[++n] = $0; if ($15 != "") var = 1; if ($2 == "sgemm") flops = 1 }
+        END {
+            unit = flops ? "TFLOPS" : "GB/s"
+            printf "| M | N | K |%s time (us) | %s | cuBLAS (us) | %% of cuBLAS | %% of %s | rel. error | check |\n", var ? " variant |" : "", unit, flops ? "FP32 peak" : "read ceiling"
+            printf "|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---|\n", var ? "---|" : ""
+            for (i = 1; i <= n; i++) {
+                split(rows[i], f, ",")
+                printf "| %s | %s | %s |%s %s | %s | %s | %s | %s | %s | %s |\n", f[4], f[5], f[6], var ? " " f[15] " |" : "", f[7], flops ? f[8] : f[9], f[10], f[11], f[12], f[13], f[14]
+            }
+        }' "$1"
+}
+
+steps_table() {
+    echo "| step | what it changes | doc | headline (largest default size, reference GPU) |"
+    echo "|---|---|---|---|"
+    for d in steps/v*_*/; do
+        b=$(basename "$d"); n=${b%%_*}; n=${n#v}
+        echo "$n $b"
+    done | sort -n | while read -r n b; do
+        title=$(grep -ho 'title = "[^"]*"' steps/"$b"/*.cu | head -n1 | sed 's/title = "//; s/"$//')
+        doc=$(ls docs/v"$n"_*.md 2>/dev/null | head -n1)
+        head="not measured yet"
+        if [ -f "$res/step$n.csv" ]; then
+            head=$(awk -F, 'NR > 1 && $7 != "" { w = $4 * $5 * $6; if (w >= best) { best = w; r = $0 } }
+                END { if (r == "") { print "-"; exit } split(r, f, ",")
+                      rate = (f[2] == "sgemm") ? f[8] " TFLOPS" : f[9] " GB/s"
+                      v = (f[15] != "") ? f[15] ", " : ""
+                      printf "%s%sx%sx%s: %s, %s%% of cuBLAS, %s%% of ceiling", v, f[4], f[5], f[6], rate, (f[11] == "" ? "-" : f[11]), f[12] }' "$res/step$n.csv")
+        fi
+        echo "| [v$n]($d) | $title | ${doc:+[$(basename "$doc")]($doc)} | $head |"
+    done
+}
+
+for f in "${files[@]}"; do
+    [ -f "$f" ] || continue
+    : >"$tmp/out"
+    skip=0
+    while IFS= read -r line || [ -n "$line" ]; do
+        if [ $skip -eq 1 ]; then
+            [[ $line =~ ^\<\!--\ /(results|include|steps)\ --\>$ ]] && { printf '%s\n' "$line" >>"$tmp/out"; skip=0; }
+            continue
+        fi
+        printf '%s\n' "$line" >>"$tmp/out"
+        if [[ $line =~ ^\<\!--\ results:step([0-9]+)\ --\>$ ]]; then
+            csv="$res/step${BASH_REMATCH[1]}.csv"
+            if [ -f "$csv" ]; then step_table "$csv" >>"$tmp/out"; else echo "(no results yet: run ./run_all.sh)" >>"$tmp/out"; fi
+            skip=1
+        elif [[ $line =~ ^\<\!--\ include:([^ ]+)\ --\>$ ]]; then
+            inc=${BASH_REMATCH[1]}
+            if [ -f "$inc" ] && [[ $inc == *.log ]]; then { echo '```'; cat "$inc"; echo '```'; } >>"$tmp/out"
+            elif [ -f "$inc" ]; then cat "$inc" >>"$tmp/out"; else echo "($inc not generated yet)" >>"$tmp/out"; fi
+            skip=1
+        elif [[ $line == "<!-- steps -->" ]]; then
+            steps_table >>"$tmp/out"
+            skip=1
+        fi
+    done <"$f"
+    if [ $skip -eq 1 ]; then echo "update_docs.sh: $f: a marker is not closed" >&2; exit 1; fi
+    cmp -s "$tmp/out" "$f" || cp "$tmp/out" "$f"
+done
