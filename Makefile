@@ -2,6 +2,8 @@
 #   make step7                 build ./step7 (steps/v7_*/...cu + common/)
 #   make step7 DEFS="-DBM=64"  rebuild with tile parameters overridden (sweeps)
 #   make ARCH=sm_80 all        build for another GPU (default: GPU 0, else sm_90)
+#   make test                  CPU tests always, GPU tests when a GPU is present
+#   make test TEST_STEPS="0 7" only those steps' tests
 #   make regs STEP=7 | sass STEP=7 | profile STEP=7 | sanitize STEP=7 | diff A=6 B=7
 
 NVCC      ?= nvcc
@@ -18,7 +20,7 @@ LDLIBS    := -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lgomp -lm
 
 STEP_SRCS := $(sort $(wildcard steps/v*_*/*.cu))
 STEP_NUMS := $(sort $(foreach d,$(wildcard steps/v*_*),$(patsubst v%,%,$(firstword $(subst _, ,$(notdir $(d)))))))
-STEPS     := $(addprefix step,$(STEP_NUMS))
+STEP_BINS := $(addprefix step,$(STEP_NUMS))
 
 LIB_C     := $(wildcard common/*.c)
 LIB_CU    := $(wildcard common/*.cu)
@@ -29,10 +31,10 @@ HEADERS   := $(wildcard common/*.h)
 .PHONY: all test clean regs sass profile sanitize diff list FORCE
 .SECONDEXPANSION:
 
-all: $(STEPS)
+all: $(STEP_BINS)
 
 list:
-	@echo $(STEPS)
+	@echo $(STEP_BINS)
 
 build/%.o: common/%.c $(HEADERS) | build
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -49,11 +51,12 @@ step%: $$(wildcard steps/v$$*_*/*.cu) $(LIB) $(HEADERS) $(if $(DEFS),FORCE)
 	$(NVCC) $(NVCCFLAGS) -o $@ $(filter %.cu,$^) $(LIB) $(LDLIBS)
 FORCE:
 
-test: all
-	@tests/run_tests.sh
+# Builds each step itself, so one broken step is a failed test, not a stopped run.
+test: $(LIB)
+	@TEST_STEPS="$(TEST_STEPS)" tests/run_tests.sh
 
 clean:
-	rm -rf build $(STEPS) tests/bin
+	rm -rf build $(STEP_BINS) tests/bin tests/tmp
 
 # ---- inspection ---------------------------------------------------------
 STEP ?= 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_tests.sh - what `make test` runs.  The CPU part always runs; the GPU part
+# run_tests.sh - what `make test` runs (make test TEST_STEPS="0 7": only those steps).  The CPU part always runs; the GPU part
 # runs when a GPU is usable and prints as skipped otherwise.  The last line is
 # "N passed, N failed, N skipped"; the exit status is nonzero on any failure.
 set -uo pipefail
@@ -16,7 +16,8 @@ tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
 LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcudart -lgomp -lm"
 CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
 
-steps=$(for d in steps/v*_*/; do b=$(basename "$d"); n=${b%%_*}; echo "${n#v}"; done | sort -n)
+# TEST_STEPS="0 3 7" limits the per-step tests; default: all steps.
+steps=${TEST_STEPS:-$(for d in steps/v*_*/; do b=$(basename "$d"); n=${b%%_*}; echo "${n#v}"; done | sort -n)}
 
 echo "# CPU part"
 # ---- every step builds ------------------------------------------------------

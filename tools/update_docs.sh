@@ -36,8 +36,8 @@ steps_table() {
         b=$(basename "$d"); n=${b%%_*}; n=${n#v}
         echo "$n $b"
     done | sort -n | while read -r n b; do
-        title=$(grep -ho 'title = "[^"]*"' steps/"$b"/*.cu | head -n1 | sed 's/title = "//; s/"$//')
-        doc=$(ls docs/v"$n"_*.md 2>/dev/null | head -n1)
+        title=$(grep -ho 'title = "[^"]*"' steps/"$b"/*.cu | head -n1 | sed 's/title = "//; s/"$//' || true)
+        doc=$(ls docs/v"$n"_*.md 2>/dev/null | head -n1 || true)
         head="not measured yet"
         if [ -f "$res/step$n.csv" ]; then
             head=$(awk -F, 'NR > 1 && $7 != "" { w = $4 * $5 * $6; if (w >= best) { best = w; r = $0 } }
@@ -46,7 +46,7 @@ steps_table() {
                       v = (f[15] != "") ? f[15] ", " : ""
                       printf "%s%sx%sx%s: %s, %s%% of cuBLAS, %s%% of ceiling", v, f[4], f[5], f[6], rate, (f[11] == "" ? "-" : f[11]), f[12] }' "$res/step$n.csv")
         fi
-        echo "| [v$n]($d) | $title | ${doc:+[$(basename "$doc")]($doc)} | $head |"
+        echo "| [v$n](steps/$b/) | $title | ${doc:+[$(basename "$doc")]($doc)} | $head |"
     done
 }
 
