@@ -15,16 +15,22 @@
  * 132 SMs x 128 x 2 x 1.98 GHz = 67 TFLOPS (HFMA2 twice that), and the
  * dequantization needs those same cores; the tensor cores (mma.sync
  * m16n8k16, fp16 in, fp32 out) give several hundred.  So: dequantize into
- * mma fragments in registers, never through shared memory or DRAM.
+ * mma fragments in registers, and let the tensor cores do the FMAs.
+ *
+ * Bytes in flight: to stream 3 TB/s with ~1 us of DRAM latency under load,
+ * each SM needs ~23 KB of loads outstanding.  cp.async copies each group of
+ * 128 k (8 KB of nibbles for the block's 128 rows, plus 4 KB of A) into a
+ * 4-stage shared-memory ring, 3 groups ahead of the one being multiplied:
+ * 24 KB per block, 96 KB per SM at 4 blocks, and no register holds them.
  *
  * Decomposition: a block owns BN = 128 columns of C (rows of W) and all M
  * rows.  8192 / 128 = 64 tiles: data parallel ("dp", one block per tile, all
- * of K) fills 64 of 132 SMs with 4 warps each, far too little to keep 3 TB/s
- * of loads in flight.  SplitK also cuts K into S slices: 64 x S blocks, each
- * adding its partial tile into C ("splitk": atomicAdd, C zeroed first) or
- * writing it to a workspace that a second kernel sums in a fixed order
- * ("splitk_det": the same bits every run).  Waves = tiles x S / (blocks per
- * SM x 132); S comes from the table below (measured: see the doc), or --split.
+ * of K) fills 64 of 132 SMs with one block each.  SplitK also cuts K into S
+ * slices: 64 x S blocks, each adding its partial tile into C ("splitk":
+ * atomicAdd, C zeroed first) or writing it to a workspace that a second
+ * kernel sums in a fixed order ("splitk_det": the same bits every run).
+ * Waves = tiles x S / (4 blocks per SM x 132 SMs); S comes from the table
+ * below (measured: see the doc), or --split.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -39,25 +45,36 @@
 #ifndef WARPS
 #define WARPS 4    // warps per block, side by side along N: BN = 128 rows of W
 #endif
-#ifndef UNROLL
-#define UNROLL 2   // groups of 128 k whose weights are in flight before the first mma
+#ifndef STAGES
+#define STAGES 4   // groups of 128 k in shared memory: STAGES - 1 of them in flight
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 4   // blocks per SM we ask registers for: 4 x 128 threads -> <= 128 registers
 #endif
 #define GROUP 128  // KL_INT4_GROUP: one scale and one zero per 128 columns of W
 #define BN (WARPS * 8 * NT)
 static_assert(NT >= 1 && NT <= 8, "NT n8 tiles of accumulators: 4 * NT registers");
 static_assert(WARPS >= 1 && WARPS * 32 <= 1024, "a block has at most 1024 threads");
-static_assert(UNROLL >= 1 && UNROLL <= 8, "UNROLL * NT * 16 bytes of weights per thread in flight");
+static_assert(STAGES >= 2, "a pipeline needs a stage to fill while one is used");
 static_assert(GROUP == 4 * 32, "4 threads x 32 nibbles cover one group of a row");
+
+// One pipeline stage: one group (128 k) of the block's BN rows of W, and of A.
+struct Stage {
+    uint4 w[WARPS][NT][32];   // 16 bytes per thread per tile: BN x 64 B = 8 KB
+    uint4 a[16][16];          // 16 rows x 128 halves (swizzled 16-byte chunks) = 4 KB
+};
+static_assert(STAGES * sizeof(Stage) <= 48 * 1024, "static shared memory is at most 48 KB");
 
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL };
 
-// Weights are read exactly once: bypass L1 so they do not evict A and the scales.
-__device__ __forceinline__ uint4 ld_stream(const void *p) {
-    uint4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-    return v;
+// Asynchronous 16-byte copy global -> shared (L2 only): no register holds the
+// data in flight, so STAGES - 1 groups can be on their way at little cost.
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem));
 }
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
 
 // D = A (16x16, row) * B (16x8, col) + D, fp16 operands, fp32 accumulators.
 __device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2,
@@ -75,7 +92,7 @@ __device__ __forceinline__ __half2 u2h(uint32_t u) { return *reinterpret_cast<__
 // half2 of (q - z), exact.  OR-ing a nibble into the mantissa of 1024.0
 // (0x6400) gives the fp16 number 1024 + q; a nibble at bits 4-7 gives
 // 1024 + 16q.  One mask reaches two nibbles 16 bits apart, so the pairs come
-// out as columns (0,4) (1,5) (2,6) (3,7); A is permuted to match (load_a).
+// out as columns (0,4) (1,5) (2,6) (3,7); A is permuted to match (read_a).
 // z is an integer 0..15 (kl_quant_int4), so 1024 + z is exact in fp16.
 __device__ __forceinline__ void dequant8(uint32_t v, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const uint32_t MAGIC = 0x64006400, LO = 0x000F000F, HI = 0x00F000F0;
@@ -87,27 +104,30 @@ __device__ __forceinline__ void dequant8(uint32_t v, __half2 z1024, __half2 z64,
     b[3] = h2u(__hfma2(u2h((v & HI) | MAGIC), sixteenth, z64));
 }
 
-// 32 consecutive halves of a row of A (this thread's k range in the group),
-// as mma A-fragment words in the order dequant8 produced the weights:
-// a[4w + i] pairs columns (8w + i', 8w + i' + 4) with i' = 0, 1, 2, 3 in the
-// order (0,4) (1,5) (2,6) (3,7).  prmt picks two 16-bit halves of two words.
-__device__ __forceinline__ void load_a(const __half *p, uint32_t a[16]) {
-    const uint4 *q = reinterpret_cast<const uint4 *>(p);
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-        const uint4 x = __ldg(q + w);   // columns 8w..8w+7: x.x = (0,1) x.y = (2,3) x.z = (4,5) x.w = (6,7)
-        a[4 * w + 0] = __byte_perm(x.x, x.z, 0x5410);   // (0, 4)
-        a[4 * w + 1] = __byte_perm(x.x, x.z, 0x7632);   // (1, 5)
-        a[4 * w + 2] = __byte_perm(x.y, x.w, 0x5410);   // (2, 6)
-        a[4 * w + 3] = __byte_perm(x.y, x.w, 0x7632);   // (3, 7)
-    }
+// Row r of A in a stage is 16 chunks of 16 bytes; chunk c sits at
+// c ^ swz(c, r).  Thread (g, t) reads chunks 4t..4t+3 of row g: without the
+// XOR the 8 threads of a quarter-warp would hit only 2 of the 8 bank groups.
+__device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 1); }
+
+// Chunk w (columns 8w..8w+7) of this thread's 32 halves of row r (columns
+// 32t..32t+31 of the group), as mma A-fragment words in the order dequant8
+// produces the weights: pairs of columns (0,4) (1,5) (2,6) (3,7).  prmt picks
+// two 16-bit halves out of two words.
+__device__ __forceinline__ void read_a(const Stage &st, int r, int t, int w, uint32_t a[4]) {
+    const int c = 4 * t + w;
+    const uint4 x = st.a[r][c ^ swz(c, r)];   // x.x = columns (0,1), x.y = (2,3), x.z = (4,5), x.w = (6,7)
+    a[0] = __byte_perm(x.x, x.z, 0x5410);     // (0, 4)
+    a[1] = __byte_perm(x.x, x.z, 0x7632);     // (1, 5)
+    a[2] = __byte_perm(x.y, x.w, 0x5410);     // (2, 6)
+    a[3] = __byte_perm(x.y, x.w, 0x7632);     // (3, 7)
 }
 
 // One block: BN columns of C, all M rows, groups [grp0, grp1) of K (its split).
 // M_HI: M > 8, so rows 8..15 of the 16-row mma tile are real rows of A.
 template <bool M_HI>
-__global__ void __launch_bounds__(WARPS * 32)
+__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
+    __shared__ Stage sm[STAGES];   // 4 x 12 KB = 48 KB
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
     const int M = p.m, N = p.n, K = p.k, G = K / GROUP;
@@ -118,60 +138,88 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
     const __half *A = reinterpret_cast<const __half *>(p.a);
     const __half *S = reinterpret_cast<const __half *>(p.scales);
     const __half *Z = reinterpret_cast<const __half *>(p.zeros);
-    // Rows past M or N are clamped: loaded (in bounds), computed, never stored.
-    const __half *arow0 = A + (size_t)min(g, M - 1) * K + 32 * t;
-    const __half *arow1 = A + (size_t)min(g + 8, M - 1) * K + 32 * t;
+    constexpr int AROWS = M_HI ? 16 : 8;
 
-    float acc[NT][4] = {};   // C fragment of tile j: (g, 2t) (g, 2t+1) (g+8, 2t) (g+8, 2t+1)
-    for (int grp = grp0; grp < grp1; grp += UNROLL) {
-        // Issue every weight load of UNROLL groups before using any: 16 bytes
-        // per thread per tile = 32 nibbles of row nbase+8j+g, a quarter of a group.
-        uint4 wq[UNROLL][NT];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
+    // Start the copies of group gr into a stage.  Each thread copies the 16
+    // bytes of W it will read itself; A is copied by the whole block.  Rows
+    // past N or M are clamped: loaded (in bounds), computed, never stored.
+    auto issue = [&](int gr, int slot) {
+        if (gr < grp1) {
 #pragma unroll
             for (int j = 0; j < NT; ++j) {
                 const int row = min(nbase + 8 * j + g, N - 1);
-                wq[u][j] = grp + u < grp1
-                    ? ld_stream(p.w + (size_t)row * (K / 2) + (size_t)(grp + u) * (GROUP / 2) + 16 * t)
-                    : make_uint4(0, 0, 0, 0);
+                cp_async16(&sm[slot].w[warp][j][lane], p.w + (size_t)row * (K / 2) + (size_t)gr * (GROUP / 2) + 16 * t);
             }
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const int gr = grp + u;
-            if (gr >= grp1) break;
-            uint32_t alo[16], ahi[16];   // A fragments of this group, reused by all NT tiles
-            load_a(arow0 + (size_t)gr * GROUP, alo);
-            if (M_HI) load_a(arow1 + (size_t)gr * GROUP, ahi);
-            else
-#pragma unroll
-                for (int i = 0; i < 16; ++i) ahi[i] = 0;
-#pragma unroll
-            for (int j = 0; j < NT; ++j) {
-                // The zero belongs to the W row this thread dequantizes (B column g);
-                // the scales to the two C columns it accumulates (2t, 2t+1).
-                const int wrow = min(nbase + 8 * j + g, N - 1);
-                const int c0 = min(nbase + 8 * j + 2 * t, N - 1), c1 = min(nbase + 8 * j + 2 * t + 1, N - 1);
-                const float z = __half2float(Z[(size_t)wrow * G + gr]);
-                const __half2 z1024 = __float2half2_rn(1024.0f + z), z64 = __float2half2_rn(-64.0f - z);
-                const float s0 = __half2float(S[(size_t)c0 * G + gr]), s1 = __half2float(S[(size_t)c1 * G + gr]);
-                const uint32_t wv[4] = {wq[u][j].x, wq[u][j].y, wq[u][j].z, wq[u][j].w};
-                // The mma sums (q - z) * a over the group exactly; the scale, one
-                // per column of C, multiplies the group's sum once, in fp32.
-                float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-                for (int w = 0; w < 4; ++w) {
-                    uint32_t b[4];
-                    dequant8(wv[w], z1024, z64, b);
-                    mma_16816(part, alo[4 * w + 0], ahi[4 * w + 0], alo[4 * w + 1], ahi[4 * w + 1], b[0], b[1]);
-                    mma_16816(part, alo[4 * w + 2], ahi[4 * w + 2], alo[4 * w + 3], ahi[4 * w + 3], b[2], b[3]);
-                }
-                acc[j][0] = fmaf(s0, part[0], acc[j][0]);
-                acc[j][1] = fmaf(s1, part[1], acc[j][1]);
-                acc[j][2] = fmaf(s0, part[2], acc[j][2]);
-                acc[j][3] = fmaf(s1, part[3], acc[j][3]);
+            for (int i = threadIdx.x; i < AROWS * 16; i += WARPS * 32) {
+                const int r = i / 16, c = i % 16;
+                cp_async16(&sm[slot].a[r][c ^ swz(c, r)], A + (size_t)min(r, M - 1) * K + (size_t)gr * GROUP + 8 * c);
             }
         }
+        cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
+    };
+    // The zero of the W row this thread dequantizes (B column g) and the scales
+    // of the two C columns it accumulates (2t, 2t+1), one group ahead in registers.
+    auto load_sz = [&](int gr, __half z[NT], __half2 s01[NT]) {
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            const int wrow = min(nbase + 8 * j + g, N - 1);
+            const int c0 = min(nbase + 8 * j + 2 * t, N - 1), c1 = min(nbase + 8 * j + 2 * t + 1, N - 1);
+            z[j] = Z[(size_t)wrow * G + gr];
+            s01[j] = __halves2half2(S[(size_t)c0 * G + gr], S[(size_t)c1 * G + gr]);
+        }
+    };
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) issue(grp0 + s, s);
+    __half z[NT], z_next[NT];
+    __half2 s01[NT], s01_next[NT];
+    load_sz(grp0, z, s01);
+
+    float acc[NT][4] = {};   // C fragment of tile j: (g, 2t) (g, 2t+1) (g+8, 2t) (g+8, 2t+1)
+    for (int gr = grp0; gr < grp1; ++gr) {
+        const int i = gr - grp0;
+        cp_async_wait<STAGES - 2>();   // my copies of group gr have landed ...
+        __syncthreads();               // ... and everyone's; and stage i-1 is free again
+        issue(gr + STAGES - 1, (i + STAGES - 1) % STAGES);
+        if (gr + 1 < grp1) load_sz(gr + 1, z_next, s01_next);
+        const Stage &st = sm[i % STAGES];
+
+        uint4 wq[NT];                // 32 nibbles of each of this thread's NT rows
+        __half2 z1024[NT], z64[NT];  // 1024 + z and -(64 + z), for dequant8
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            wq[j] = st.w[warp][j][lane];
+            const float zf = __half2float(z[j]);
+            z1024[j] = __float2half2_rn(1024.0f + zf);
+            z64[j] = __float2half2_rn(-64.0f - zf);
+        }
+        // The mma sums (q - z) * a over the group exactly (small integers times
+        // fp16, in fp32); the scale, one per column of C, multiplies that once.
+        float part[NT][4] = {};
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {    // 8 columns of A, reused by the NT tiles
+            uint32_t alo[4], ahi[4] = {0, 0, 0, 0};
+            read_a(st, g, t, w, alo);
+            if (M_HI) read_a(st, g + 8, t, w, ahi);
+#pragma unroll
+            for (int j = 0; j < NT; ++j) {
+                const uint32_t v = w == 0 ? wq[j].x : w == 1 ? wq[j].y : w == 2 ? wq[j].z : wq[j].w;
+                uint32_t b[4];
+                dequant8(v, z1024[j], z64[j], b);
+                mma_16816(part[j], alo[0], ahi[0], alo[1], ahi[1], b[0], b[1]);
+                mma_16816(part[j], alo[2], ahi[2], alo[3], ahi[3], b[2], b[3]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            const float s0 = __low2float(s01[j]), s1 = __high2float(s01[j]);
+            acc[j][0] = fmaf(s0, part[j][0], acc[j][0]);
+            acc[j][1] = fmaf(s1, part[j][1], acc[j][1]);
+            acc[j][2] = fmaf(s0, part[j][2], acc[j][2]);
+            acc[j][3] = fmaf(s1, part[j][3], acc[j][3]);
+        }
+#pragma unroll
+        for (int j = 0; j < NT; ++j) z[j] = z_next[j], s01[j] = s01_next[j];
     }
 
     // Write this block's tile: plainly (dp), added into C (splitk), or into
@@ -202,13 +250,13 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
 // Measured best S per shape (results/h100-80gb-hbm3/sweeps/step16.md) for
 // M <= 1, 2, 4, 8, 16.  Other shapes: enough slices for about one full wave.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
-    {4096, 4096, {4, 4, 4, 4, 4}},
+    {4096, 4096, {16, 16, 16, 16, 16}},
     {8192, 8192, {8, 8, 8, 8, 8}},
     {16384, 16384, {4, 4, 4, 4, 4}},
-    {11008, 4096, {4, 4, 4, 4, 4}},
-    {4096, 11008, {8, 8, 8, 8, 8}},
+    {11008, 4096, {6, 6, 6, 6, 6}},
+    {4096, 11008, {16, 16, 16, 16, 16}},
     {14336, 4096, {4, 4, 4, 4, 4}},
-    {4096, 14336, {8, 8, 8, 8, 8}},
+    {4096, 14336, {16, 16, 16, 16, 16}},
     {128256, 4096, {1, 1, 1, 1, 1}},
 };
 static int g_split = 0;   // --split: 0 = the table
