@@ -147,12 +147,16 @@ __global__ void sum_splits(int N, const float *__restrict__ part, __half *__rest
     y[row] = __float2half(s);
 }
 
-// The launch table (p, m), from the sweep in docs/v12_vectorized.md.
+// The launch table (p, m), from the sweep in docs/v12_vectorized.md (H100):
+// the best p is about K/32, so that each thread makes one pass of UNROLL=4
+// loads over its row (K = 1024: p = 32 ... K = 16384: p = 512), and a block
+// keeps >= 128 threads.
 static void pick(int N, int K, int *p, int *m) {
     (void)N;
-    if (K <= 2048)      { *p = 32;  *m = 4; }
-    else if (K <= 8192) { *p = 64;  *m = 4; }
-    else                { *p = 128; *m = 2; }
+    int q = 32;
+    while (q < 512 && 2 * q <= K / 32) q *= 2;   // the power of two <= K/32, in [32, 512]
+    *p = q;
+    *m = q >= 128 ? 1 : 128 / q;
 }
 
 enum { V_MAIN, V_XSMEM, V_SPLIT };

@@ -35,27 +35,24 @@
 #ifndef ROWS
 #define ROWS 4      // rows per thread: x reuse
 #endif
-#ifndef UNROLL
-#define UNROLL 2    // 16-byte weight loads in flight per row per thread
+#ifndef TPR
+#define TPR 32        // threads per row set (a power of two)
 #endif
-#ifndef P
-#define P 32        // threads per row set (a power of two)
+#ifndef RSETS
+#define RSETS 4         // row sets per block: the block is TPR x RSETS threads and covers RSETS*ROWS rows
 #endif
-#ifndef M
-#define M 4         // row sets per block: the block is P x M threads and covers M*ROWS rows
-#endif
-static_assert(ROWS >= 1 && ROWS <= 8 && UNROLL >= 1 && UNROLL * ROWS <= 16, "registers: UNROLL*ROWS uint4 live");
-static_assert((P & (P - 1)) == 0 && P * M <= 1024 && M >= 1, "P a power of two, at most 1024 threads");
+static_assert(ROWS >= 1 && ROWS <= 8, "registers: 2*ROWS uint4 live (double buffer)");
+static_assert((TPR & (TPR - 1)) == 0 && TPR * RSETS <= 1024 && RSETS >= 1, "TPR a power of two, at most 1024 threads");
 static_assert(KL_INT4_GROUP == 128, "a 16-byte load (32 weights) is a quarter of a group");
 
 __device__ __forceinline__ void row_sums(float (&acc)[ROWS]) {
 #pragma unroll
     for (int j = 0; j < ROWS; ++j)
-        for (int off = (P < 32 ? P : 32) / 2; off > 0; off /= 2)
+        for (int off = (TPR < 32 ? TPR : 32) / 2; off > 0; off /= 2)
             acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
-    if (P > 32) {
+    if (TPR > 32) {
         __shared__ float partial[ROWS][32];
-        const int wpr = P / 32, tid = threadIdx.x;
+        const int wpr = TPR / 32, tid = threadIdx.x;
 #pragma unroll
         for (int j = 0; j < ROWS; ++j)
             if (tid % 32 == 0) partial[j][threadIdx.y * wpr + tid / 32] = acc[j];
@@ -72,10 +69,10 @@ __device__ __forceinline__ float byte_magic(uint32_t word, int t) {
     return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540 | t));
 }
 
-__global__ void __launch_bounds__(P * M)
+__global__ void __launch_bounds__(TPR * RSETS)
 qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ scale,
            const __half *__restrict__ zero, const __half *__restrict__ x, __half *__restrict__ y) {
-    const int row0 = (blockIdx.x * M + threadIdx.y) * ROWS;
+    const int row0 = (blockIdx.x * RSETS + threadIdx.y) * ROWS;
     const int K32 = K / 32, G = K / KL_INT4_GROUP;   // 16-byte chunks and groups per row
     const uint4 *w[ROWS];
     const __half *sr[ROWS], *zr[ROWS];
@@ -90,46 +87,52 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     }
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
 
-    for (int i = threadIdx.x; i < K32; i += P * UNROLL) {
-        uint4 wv[UNROLL][ROWS];
-        float s[UNROLL][ROWS], zm[UNROLL][ROWS];
+    // Register double buffer: chunk c+TPR is loaded (weights, scales, zeros)
+    // before chunk c is computed, so every warp has a load in flight while it
+    // does its ~110 instructions of arithmetic per 32 weights and row.
+    uint4 cur[ROWS], nxt[ROWS];
+    __half2 csz[ROWS], nsz[ROWS];                // (scale, zero) of the chunk's group
+    auto load = [&](int c, uint4 (&wv)[ROWS], __half2 (&sz)[ROWS]) {
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {       // weight loads first, all in flight
-            const int c = min(i + u * P, K32 - 1);   // past the end: a harmless re-read, zeroed by s = 0
-            const bool in = i + u * P < K32;
+        for (int j = 0; j < ROWS; ++j) {
+            wv[j] = __ldcs(w[j] + c);
+            sz[j] = __halves2half2(sr[j][c / 4], zr[j][c / 4]);   // 4 chunks per group of 128
+        }
+    };
+    int c = threadIdx.x;
+    if (c < K32) load(c, cur, csz);
+    for (; c < K32; c += TPR) {
+        if (c + TPR < K32) load(c + TPR, nxt, nsz);  // in flight during the math below
+        float g[ROWS];                           // this chunk's sum of x * (q - z), per row
+        float zm[ROWS];
+#pragma unroll
+        for (int j = 0; j < ROWS; ++j) {
+            g[j] = 0.0f;
+            zm[j] = 8388608.0f + __high2float(csz[j]);   // 2^23 + z
+        }
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {            // word b: columns 8b .. 8b+7 of the chunk
+            const float4 xq = __ldg(x4 + 4 * c + b);
+            const __half2 *xh = reinterpret_cast<const __half2 *>(&xq);
+            float2 xf[4];
+#pragma unroll
+            for (int t = 0; t < 4; ++t) xf[t] = __half22float2(xh[t]);   // columns 2t, 2t+1
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
-                wv[u][j] = __ldcs(w[j] + c);
-                s[u][j] = in ? __half2float(sr[j][c / 4]) : 0.0f;
-                zm[u][j] = 8388608.0f + __half2float(zr[j][c / 4]);   // 2^23 + z
+                const uint32_t word = b == 0 ? cur[j].x : b == 1 ? cur[j].y : b == 2 ? cur[j].z : cur[j].w;
+                const uint32_t lo = word & 0x0F0F0F0Fu, hi = (word >> 4) & 0x0F0F0F0Fu;
+#pragma unroll
+                for (int t = 0; t < 4; ++t) {      // byte t: column 2t (low nibble), 2t+1 (high)
+                    g[j] = fmaf(xf[t].x, byte_magic(lo, t) - zm[j], g[j]);
+                    g[j] = fmaf(xf[t].y, byte_magic(hi, t) - zm[j], g[j]);
+                }
             }
         }
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const int c = min(i + u * P, K32 - 1);
-            float g[ROWS];                       // this chunk's sum of x * (q - z), per row
-#pragma unroll
-            for (int j = 0; j < ROWS; ++j) g[j] = 0.0f;
-#pragma unroll
-            for (int b = 0; b < 4; ++b) {        // word b: columns 8b .. 8b+7 of the chunk
-                const float4 xq = __ldg(x4 + 4 * c + b);
-                const __half2 *xh = reinterpret_cast<const __half2 *>(&xq);
-                float2 xf[4];
-#pragma unroll
-                for (int t = 0; t < 4; ++t) xf[t] = __half22float2(xh[t]);   // columns 2t, 2t+1
-#pragma unroll
-                for (int j = 0; j < ROWS; ++j) {
-                    const uint32_t word = b == 0 ? wv[u][j].x : b == 1 ? wv[u][j].y : b == 2 ? wv[u][j].z : wv[u][j].w;
-                    const uint32_t lo = word & 0x0F0F0F0Fu, hi = (word >> 4) & 0x0F0F0F0Fu;
-#pragma unroll
-                    for (int t = 0; t < 4; ++t) {  // byte t: column 2t (low nibble), 2t+1 (high)
-                        g[j] = fmaf(xf[t].x, byte_magic(lo, t) - zm[u][j], g[j]);
-                        g[j] = fmaf(xf[t].y, byte_magic(hi, t) - zm[u][j], g[j]);
-                    }
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < ROWS; ++j) acc[j] = fmaf(s[u][j], g[j], acc[j]);
+        for (int j = 0; j < ROWS; ++j) {
+            acc[j] = fmaf(__low2float(csz[j]), g[j], acc[j]);   // the scale, once per 32 weights
+            cur[j] = nxt[j];
+            csz[j] = nsz[j];
         }
     }
     row_sums(acc);
@@ -140,9 +143,9 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
 
 static void launch(const kl_gemv_args *a, void *ctx, cudaStream_t stream) {
     (void)ctx;
-    const int rows_per_block = M * ROWS;
+    const int rows_per_block = RSETS * ROWS;
     const int grid = (a->n + rows_per_block - 1) / rows_per_block;
-    qgemv_int4<<<grid, dim3(P, M), 0, stream>>>(a->n, a->k, (const uint8_t *)a->w, (const __half *)a->scales,
+    qgemv_int4<<<grid, dim3(TPR, RSETS), 0, stream>>>(a->n, a->k, (const uint8_t *)a->w, (const __half *)a->scales,
                                                  (const __half *)a->zeros, (const __half *)a->x, (__half *)a->y);
     KL_CHECK_LAUNCH();
 }

@@ -36,16 +36,20 @@
 #include <cuda_fp16.h>
 
 #ifndef ROWS
-#define ROWS 4        // fused: rows per warp (x converted once, used ROWS times)
+#define ROWS 2        // fused: rows per warp (x converted once, used ROWS times)
 #endif
-#ifndef M
-#define M 4           // fused: warps per block
+#ifndef BPL
+#define BPL 4         // fused: q4_0 blocks per lane per pass (a warp stages 32*BPL blocks a row)
+#endif
+#ifndef WARPS
+#define WARPS 4           // fused: warps per block
 #endif
 #ifndef DQ_THREADS
 #define DQ_THREADS 256
 #endif
 static_assert(sizeof(kl_block_q4_0) == 18 && KL_Q4_0_BLOCK == 32, "the q4_0 block of quant.h");
-static_assert(ROWS >= 1 && ROWS <= 8 && M >= 1 && 32 * M <= 1024, "fused: ROWS rows per warp, M warps");
+static_assert(ROWS >= 1 && ROWS <= 8 && WARPS >= 1 && 32 * WARPS <= 1024, "fused: ROWS rows per warp, WARPS warps");
+static_assert(BPL >= 1 && WARPS * ROWS * BPL * 576 <= 48 * 1024, "fused: the stage fits in 48 KB of static shared memory");
 static_assert(DQ_THREADS % 32 == 0 && DQ_THREADS <= 1024, "dequantize: whole warps");
 
 // ---- lesson 1: dequantize ----------------------------------------------------
@@ -94,38 +98,60 @@ __device__ __forceinline__ float byte_magic(uint32_t word, int t) {   // 2^23 + 
     return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540 | t));
 }
 
-// T: the width of the staging loads, uint32_t when rows are 4-byte aligned (K % 64 == 0).
+// One pass of a warp covers SB = 32*BPL blocks of each of its ROWS rows.  T is
+// the width of the staging loads: uint4 when rows start 16-byte aligned
+// (K % 256 == 0), uint32_t when 4-byte aligned (K % 64 == 0), else uint16_t.
+constexpr int SB = 32 * BPL, SB_BYTES = SB * 18;
 template <typename T>
-__global__ void __launch_bounds__(32 * M)
+__global__ void __launch_bounds__(32 * WARPS)
 qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ x, __half *__restrict__ y) {
-    __shared__ uint32_t stage[M][ROWS][32 * 18 / 4];   // 32 blocks of ROWS rows per warp: M*ROWS*576 B
+    __shared__ uint4 stage[WARPS][ROWS][SB_BYTES / 16];  // WARPS*ROWS*SB_BYTES: 18 KB at WARPS=4, ROWS=2, BPL=4
+    constexpr int MAXW = (SB_BYTES / (int)sizeof(T) + 31) / 32;   // staging loads per lane and row
+    constexpr int BATCH = MAXW < 9 ? MAXW : 9;                    // ... issued this many at a time
     const int lane = threadIdx.x, warp = threadIdx.y;
-    const int row0 = (blockIdx.x * M + warp) * ROWS, NB = K / 32;
-    const T *src[ROWS];
+    const int row0 = (blockIdx.x * WARPS + warp) * ROWS, NB = K / 32;
+    const uint8_t *src[ROWS];
     float acc[ROWS];
 #pragma unroll
     for (int j = 0; j < ROWS; ++j) {
         const int r = min(row0 + j, N - 1);       // rows past N re-read row N-1, never stored
-        src[j] = reinterpret_cast<const T *>(W + (size_t)r * NB * 18);
+        src[j] = W + (size_t)r * NB * 18;
         acc[j] = 0.0f;
     }
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
 
-    for (int c0 = 0; c0 < NB; c0 += 32) {
-        const int nblk = min(32, NB - c0), nwords = nblk * 18 / (int)sizeof(T);
-        // Stage: lane i copies words i, i+32, ...: every load instruction reads one contiguous run.
+    for (int c0 = 0; c0 < NB; c0 += SB) {
+        const int nblk = min(SB, NB - c0), nwords = nblk * 18 / (int)sizeof(T);
+        // Stage: lane i copies words i, i+32, ...: each load instruction reads one
+        // contiguous run.  All of a batch's loads are issued before the first store.
 #pragma unroll
-        for (int j = 0; j < ROWS; ++j) {
-            const T *s = src[j] + (size_t)c0 * 18 / sizeof(T);
-            T *st = reinterpret_cast<T *>(stage[warp][j]);
-            for (int i = lane; i < nwords; i += 32) st[i] = __ldcs(s + i);
+        for (int q0 = 0; q0 < MAXW; q0 += BATCH) {
+            T r[ROWS][BATCH];
+#pragma unroll
+            for (int j = 0; j < ROWS; ++j)
+#pragma unroll
+                for (int b = 0; b < BATCH; ++b) {
+                    const int i = lane + 32 * (q0 + b);
+                    if (q0 + b < MAXW && i < nwords) r[j][b] = __ldcs(reinterpret_cast<const T *>(src[j] + (size_t)c0 * 18) + i);
+                }
+#pragma unroll
+            for (int j = 0; j < ROWS; ++j)
+#pragma unroll
+                for (int b = 0; b < BATCH; ++b) {
+                    const int i = lane + 32 * (q0 + b);
+                    if (q0 + b < MAXW && i < nwords) reinterpret_cast<T *>(stage[warp][j])[i] = r[j][b];
+                }
         }
         __syncwarp();
-        if (lane < nblk) {
+        const int odd = lane & 1;                  // block lane+32b starts at byte 18*lane + 576b: 4-aligned or +2
+#pragma unroll
+        for (int bb = 0; bb < BPL; ++bb) {
+            const int blk = lane + 32 * bb;
+            if (blk >= nblk) break;
             float xf[32];                          // the block's 32 columns of x, in fp32
 #pragma unroll
             for (int v = 0; v < 4; ++v) {
-                const float4 xq = __ldg(x4 + 4 * (c0 + lane) + v);
+                const float4 xq = __ldg(x4 + 4 * (c0 + blk) + v);
                 const __half2 *xh = reinterpret_cast<const __half2 *>(&xq);
 #pragma unroll
                 for (int h = 0; h < 4; ++h) {
@@ -134,10 +160,9 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                     xf[8 * v + 2 * h + 1] = f.y;
                 }
             }
-            const int odd = lane & 1;              // block `lane` starts at byte 18*lane: 4-aligned or +2
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
-                const uint32_t *wd = stage[warp][j] + (18 * lane) / 4;
+                const uint32_t *wd = reinterpret_cast<const uint32_t *>(stage[warp][j]) + (18 * blk) / 4;
                 uint32_t v[5];
 #pragma unroll
                 for (int q = 0; q < 5; ++q) v[q] = wd[q];
@@ -156,7 +181,7 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                 acc[j] = fmaf(d, sum, acc[j]);
             }
         }
-        __syncwarp();                              // the stage is overwritten next chunk
+        __syncwarp();                              // the stage is overwritten next pass
     }
 #pragma unroll
     for (int j = 0; j < ROWS; ++j) {
@@ -187,12 +212,15 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
 
 static void launch_fused(const kl_gemv_args *a, void *ctx, cudaStream_t stream) {
     (void)ctx;
-    const int grid = (a->n + M * ROWS - 1) / (M * ROWS);
-    const dim3 block(32, M);
-    if (a->k % 64 == 0)   // 36-byte block pairs: every row starts 4-byte aligned
-        qgemv_q4_0<uint32_t><<<grid, block, 0, stream>>>(a->n, a->k, (const uint8_t *)a->w, (const __half *)a->x, (__half *)a->y);
-    else
-        qgemv_q4_0<uint16_t><<<grid, block, 0, stream>>>(a->n, a->k, (const uint8_t *)a->w, (const __half *)a->x, (__half *)a->y);
+    const int grid = (a->n + WARPS * ROWS - 1) / (WARPS * ROWS);
+    const dim3 block(32, WARPS);
+    const uint8_t *w = (const uint8_t *)a->w;
+    const __half *x = (const __half *)a->x;
+    __half *y = (__half *)a->y;
+    // Row r starts at byte 18*(K/32)*r: 16-byte aligned for every r when K % 256 == 0.
+    if (a->k % 256 == 0) qgemv_q4_0<uint4><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y);
+    else if (a->k % 64 == 0) qgemv_q4_0<uint32_t><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y);
+    else qgemv_q4_0<uint16_t><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y);
     KL_CHECK_LAUNCH();
 }
 
