@@ -19,9 +19,10 @@
  *
  * Bytes in flight: to stream 3 TB/s with ~1 us of DRAM latency under load,
  * each SM needs ~23 KB of loads outstanding.  cp.async copies each group of
- * 128 k (8 KB of nibbles for the block's 128 rows, plus 4 KB of A) into a
- * 4-stage shared-memory ring, 3 groups ahead of the one being multiplied:
- * 24 KB per block, 96 KB per SM at 4 blocks, and no register holds them.
+ * 128 k (8 KB of nibbles for the block's 128 rows, plus 4 KB of A) into
+ * shared memory while the previous group is multiplied: 8 KB per block, 32 KB
+ * per SM at 4 blocks, and no register holds them.  Measured, deeper rings
+ * (-DSTAGES=3, 4) were slower: they only take L1 away (see the doc).
  *
  * Decomposition: a block owns BN = 128 columns of C (rows of W) and all M
  * rows.  8192 / 128 = 64 tiles: data parallel ("dp", one block per tile, all
@@ -32,11 +33,11 @@
  * Waves = tiles x S / (4 blocks per SM x 132 SMs); S comes from the table
  * below (measured: see the doc), or --split.
  *
- * Where the time goes (H100, N = K = 8192, S = 8): 30 us, 1.2 TB/s, 0.97
- * waves, DRAM 39% busy.  The limit is instructions, not bytes: a warp issues
- * ~600 instructions per group of its 32 rows (2 KB of nibbles), about half of
- * them dequantization and mma, the rest addresses, scales and the pipeline;
- * the doc shows the counters and what to cut next.
+ * Where the time goes (H100, N = K = 8192, S = 8, M = 1): 27 us, 1.33 TB/s,
+ * 0.97 waves.  The limit is instructions, not bytes: a warp issues ~600
+ * instructions per group of its 32 rows (2 KB of nibbles), under half of them
+ * dequantization, mma and A; the rest addresses, scales, the pipeline.  The
+ * doc shows the counters and what to cut next.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -52,7 +53,7 @@
 #define WARPS 4    // warps per block, side by side along N: BN = 128 rows of W
 #endif
 #ifndef STAGES
-#define STAGES 4   // groups of 128 k in shared memory: STAGES - 1 of them in flight
+#define STAGES 2   // groups of 128 k in shared memory: STAGES - 1 of them in flight
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 4   // blocks per SM we ask registers for: 4 x 128 threads -> <= 128 registers
@@ -133,7 +134,7 @@ __device__ __forceinline__ void read_a(const Stage &st, int r, int t, int w, uin
 template <bool M_HI>
 __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
-    __shared__ Stage sm[STAGES];   // 4 x 12 KB = 48 KB
+    __shared__ Stage sm[STAGES];   // 2 x 12 KB = 24 KB
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
     const int M = p.m, N = p.n, K = p.k, G = K / GROUP;
