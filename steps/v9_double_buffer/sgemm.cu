@@ -2,25 +2,26 @@
  * Step 9 - prefetch and double buffering: load the next tile while computing.
  *
  * v8 does, per tile: load from global, store to shared, __syncthreads,
- * compute, __syncthreads.  Every warp waits for global memory at the top of
- * each tile, and with ~110 registers per thread only 16 warps share an SM,
- * too few for switching alone to hide ~1 us of DRAM latency.  Here two
- * pipelines overlap the loads with the FMAs:
- *   global -> registers -> shared: tile t+1 is loaded into registers at the
- *     top of iteration t, and only stored to the OTHER shared buffer after
- *     the FMAs of tile t were issued; one __syncthreads per tile, not two.
- *   shared -> registers: the fragments (regM, regN) for k+1 are loaded
- *     while the FMAs of k run, two sets of fragment registers.
+ * compute, __syncthreads.  Every warp of the block waits for memory at the
+ * top of each tile, and with 128 registers per thread only 16 warps share
+ * an SM, too few for switching alone to hide the wait.  Here two pipelines
+ * overlap loads with FMAs:
+ *   global -> registers -> shared: tile t+1 is fetched into registers in
+ *     CHUNKS pieces while tile t is computed, each piece stored to the
+ *     OTHER shared buffer BK/CHUNKS - 1 steps of k later; one __syncthreads
+ *     per tile instead of two.
+ *   shared -> registers: the fragments (regM, regN) for k+1 are loaded while
+ *     the FMAs of k run: two sets of fragment registers.
  *
- * Napkin math: at 8 warps per block and 2 blocks per SM, each of the SM's 4
- * schedulers has 4 warps; BK-1 = 7 steps of 64 FMAs per warp is ~1800
- * cycles of FMA work between issuing a global load and needing it, more
- * than DRAM latency (~600-1000 cycles).  Cost: 2x the shared memory
- * (16.6 KB) and the prefetch and fragment registers, which must still fit
- * in 128 per thread to keep 2 blocks per SM (__launch_bounds__ below).
+ * Napkin math: 2 blocks of 8 warps per SM give each of the 4 schedulers 4
+ * warps; KC - 1 = 7 steps of 64 FMAs per warp are ~1800 cycles of FMA issue
+ * between fetching a piece and storing it, well over L2/DRAM latency.  Cost:
+ * 2x the shared memory (33 KB) and registers: 64 accumulators + 2 x 16
+ * fragment values + a chunk of the next tile (CHUNKS = 2 keeps that at 8
+ * floats with BK = 16) must fit in 128 to keep 2 blocks per SM.
  *
  * Build and run:   make step9 && ./step9            (sizes 1024..8192)
- *                  make step9 DEFS="-DBK=16"   (a sweep point)
+ *                  make step9 DEFS="-DCHUNKS=1"   (a sweep point: spills)
  */
 #include "kl.h"
 
@@ -31,7 +32,7 @@
 #define BN 128
 #endif
 #ifndef BK
-#define BK 8
+#define BK 16
 #endif
 #ifndef TM
 #define TM 8    // outputs per thread down a column of C
@@ -40,10 +41,13 @@
 #define TN 8    // outputs per thread along a row of C
 #endif
 #ifndef WM
-#define WM 32   // rows of C per warp
+#define WM 64   // rows of C per warp
 #endif
 #ifndef WN
-#define WN 64   // columns of C per warp
+#define WN 32   // columns of C per warp
+#endif
+#ifndef CHUNKS
+#define CHUNKS 2   // the next tile is fetched in CHUNKS pieces spread over the k loop
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2   // blocks per SM the register budget must allow (65536 / (256 * 2) = 128)
@@ -106,8 +110,8 @@ template <bool CHECKED>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
                     const float *B, float beta, float *C) {
-    __shared__ __align__(16) float As[2][BK][BM + APAD];   // two buffers: 2*8*132*4 = 8.3 KB
-    __shared__ __align__(16) float Bs[2][BK][BN];          // 2*8*128*4 = 8 KB
+    __shared__ __align__(16) float As[2][BK][BM + APAD];   // two buffers: 2*16*132*4 = 16.9 KB
+    __shared__ __align__(16) float Bs[2][BK][BN];          // 2*16*128*4 = 16 KB
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
@@ -118,6 +122,8 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
     const int loadRowB = threadIdx.x / (BN / 4), loadColB = threadIdx.x % (BN / 4) * 4;
     constexpr int strideA = NUM_THREADS / (BK / 4), strideB = NUM_THREADS / (BN / 4);
     constexpr int LA = BM * BK / 4 / NUM_THREADS, LB = BK * BN / 4 / NUM_THREADS;  // float4s per thread
+    static_assert(LA % CHUNKS == 0 && LB % CHUNKS == 0 && BK % (2 * CHUNKS) == 0, "chunks split the copy evenly");
+    constexpr int CA = LA / CHUNKS, CB = LB / CHUNKS, KC = BK / CHUNKS;  // per chunk; k steps per chunk
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
 
     A += (size_t)row0 * K;
@@ -125,28 +131,30 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
     const int rowsA = M - row0, colsB = N - col0;
     const int tiles = (K + BK - 1) / BK;
 
-    float4 ldA[LA], ldB[LB];   // tile t+1 in flight: global -> registers
-    auto loadTile = [&](int t) {
+    // Prefetch registers: one chunk of tile t+1 (the whole tile when CHUNKS = 1).
+    // More chunks = fewer registers held: BK = 16 fits in 128 registers with 2.
+    float4 ldA[CA], ldB[CB];
+    auto loadChunk = [&](int t, int c) {   // global -> registers
         const int colsA = K - t * BK;
 #pragma unroll
-        for (int p = 0; p < LA; ++p)
-            ldA[p] = load4<CHECKED>(A + t * BK, loadRowA + p * strideA, loadColA, rowsA, colsA, K);
+        for (int p = 0; p < CA; ++p)
+            ldA[p] = load4<CHECKED>(A + t * BK, loadRowA + (c * CA + p) * strideA, loadColA, rowsA, colsA, K);
 #pragma unroll
-        for (int p = 0; p < LB; ++p)
-            ldB[p] = load4<CHECKED>(B + (size_t)t * BK * N, loadRowB + p * strideB, loadColB, colsA, colsB, N);
+        for (int p = 0; p < CB; ++p)
+            ldB[p] = load4<CHECKED>(B + (size_t)t * BK * N, loadRowB + (c * CB + p) * strideB, loadColB, colsA, colsB, N);
     };
-    auto storeTile = [&](int buf) {   // registers -> shared buffer buf
+    auto storeChunk = [&](int buf, int c) {   // registers -> shared buffer buf
 #pragma unroll
-        for (int p = 0; p < LA; ++p) {
-            const int r = loadRowA + p * strideA;
+        for (int p = 0; p < CA; ++p) {
+            const int r = loadRowA + (c * CA + p) * strideA;
             As[buf][loadColA + 0][r] = ldA[p].x;
             As[buf][loadColA + 1][r] = ldA[p].y;
             As[buf][loadColA + 2][r] = ldA[p].z;
             As[buf][loadColA + 3][r] = ldA[p].w;
         }
 #pragma unroll
-        for (int p = 0; p < LB; ++p)
-            *reinterpret_cast<float4 *>(&Bs[buf][loadRowB + p * strideB][loadColB]) = ldB[p];
+        for (int p = 0; p < CB; ++p)
+            *reinterpret_cast<float4 *>(&Bs[buf][loadRowB + (c * CB + p) * strideB][loadColB]) = ldB[p];
     };
 
     float acc[TM][TN] = {};
@@ -160,23 +168,27 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
             *reinterpret_cast<float4 *>(&regN[f][j * 4]) = *reinterpret_cast<const float4 *>(&Bs[buf][k][colB + j * WSUBN]);
     };
 
-    loadTile(0);   // prologue: tile 0 all the way into buffer 0, fragment k = 0
-    storeTile(0);
+    for (int c = 0; c < CHUNKS; ++c) {   // prologue: tile 0 into buffer 0, fragment k = 0
+        loadChunk(0, c);
+        storeChunk(0, c);
+    }
     __syncthreads();
     loadFrag(0, 0, 0);
 
     for (int t = 0; t < tiles; ++t) {
         const int cur = t & 1;
         const bool more = t + 1 < tiles;   // the same for the whole block
-        if (more) loadTile(t + 1);         // issued now, waited for at k = BK-1
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
             const int f = k & 1;           // BK is even: k = 0 always uses set 0
+            if (more && k % KC == 0)
+                loadChunk(t + 1, k / KC);  // issued now, stored KC-1 steps of FMAs later
             if (k + 1 < BK) {
                 loadFrag(cur, k + 1, f ^ 1);
+                if (more && k % KC == KC - 1) storeChunk(cur ^ 1, k / KC);
             } else if (more) {
                 // Buffer cur^1 was last read before the previous __syncthreads.
-                storeTile(cur ^ 1);
+                storeChunk(cur ^ 1, CHUNKS - 1);
                 __syncthreads();
                 loadFrag(cur ^ 1, 0, f ^ 1);
             }
