@@ -8,20 +8,22 @@
  *
  * What changes from step 12:
  *  - a 16-byte load now brings 16 weights, which need 32 bytes of x (two
- *    float4).  x bytes per weight byte doubled, so each thread now computes
- *    ROWS rows with the same columns: x is loaded and converted once, used
- *    ROWS times.
+ *    float4): x bytes per weight byte double.  ROWS rows per thread would
+ *    load and convert x once for ROWS rows; on the H100 ROWS = 1 wins anyway
+ *    (the sweep in the doc: ROWS = 2 halves the warps and loses 10%).
  *  - the scale is pulled out of the sum: y = s * sum_k x_k (q_k - z), one
  *    multiply per row instead of one per weight.
  *  - uint8 -> float without a conversion instruction: __byte_perm puts the
  *    byte under the exponent of 2^23 (0x4B0000qq is the float 2^23 + q), and
  *    subtracting 2^23 + z leaves q - z exactly.  One PRMT, one FADD and one
  *    FFMA per weight; I2F would be a quarter-rate instruction.
+ *  - TPR = 64 threads per row (two warps, the shared-memory second stage of
+ *    step 11) and UNROLL = 4: each thread has 4 x 16 bytes of weights in flight.
  *
  * Napkin math: at 16384^2 the weights are 256 MiB (fp16 took 512): at the
- * ~3080 GB/s read ceiling that is 87 us, ~2.4x faster than cuBLAS fp16's
- * ~212 us.  Arithmetic: 268 M weights x 3 instructions over 132 SMs x 128
- * lanes x 1.98 GHz is ~24 us of issue, well under the 87 us of memory time.
+ * ~3050 GB/s read ceiling that is 88 us, ~2.1x faster than cuBLAS fp16's
+ * ~187 us.  Arithmetic: 268 M weights x 3 instructions over 132 SMs x 128
+ * lanes x 1.98 GHz is ~24 us of issue, well under the 88 us of memory time.
  *
  * K must be a multiple of 16 (16 weights per 16-byte load, rows 16-byte
  * aligned).
@@ -37,13 +39,13 @@
 #define ROWS 1      // rows per thread (x reuse); the sweep in the doc: 1 wins on the H100
 #endif
 #ifndef UNROLL
-#define UNROLL 2    // 16-byte weight loads in flight per row per thread
+#define UNROLL 4    // 16-byte weight loads in flight per row per thread
 #endif
 #ifndef TPR
-#define TPR 32        // threads per row set (a power of two)
+#define TPR 64      // threads per row set (a power of two)
 #endif
 #ifndef RSETS
-#define RSETS 4         // row sets per block: the block is TPR x RSETS threads and covers RSETS*ROWS rows
+#define RSETS 2     // row sets per block: the block is TPR x RSETS threads and covers RSETS*ROWS rows
 #endif
 static_assert(ROWS >= 1 && ROWS <= 8 && UNROLL >= 1 && UNROLL * ROWS <= 16, "registers: UNROLL*ROWS uint4 live");
 static_assert((TPR & (TPR - 1)) == 0 && TPR * RSETS <= 1024 && RSETS >= 1, "TPR a power of two, at most 1024 threads");

@@ -8,19 +8,22 @@
  *
  * What changes from step 13:
  *  - a 16-byte load brings 32 weights (a quarter of a group: one scale and
- *    one zero per load), and needs 64 bytes of x: x reuse over ROWS rows per
- *    thread matters twice as much as in step 13.
+ *    one zero per load), and needs 64 bytes of x: here ROWS = 2 rows per
+ *    thread share each x load and its conversion (the sweep in the doc).
  *  - unpacking: lo = word & 0x0F0F0F0F holds the even columns of a word in its
  *    four bytes, hi = (word >> 4) & 0x0F0F0F0F the odd ones; then the same
  *    __byte_perm trick as step 13 makes 2^23 + q, and subtracting 2^23 + z
  *    leaves q - z exactly.  The scale multiplies the group's partial sum
  *    once per 32 weights.
+ *  - a register double buffer: the next chunk's weights, scales and zeros are
+ *    loaded before this chunk's arithmetic, so the loads overlap the math.
  *
  * Napkin math: at 16384^2 the weights are 128 MiB + 8 MiB of scales and
- * zeros: 46 us at ~3080 GB/s, 4.6x faster than cuBLAS fp16 (~212 us) at
- * best.  Now the arithmetic is closer to the memory time: ~3.5 instructions
- * per weight (mask, PRMT, FADD, FFMA; x conversion shared by ROWS rows) is
- * ~28 us of issue for 268 M weights on 132 SMs: it must overlap the loads.
+ * zeros: 47 us at ~3050 GB/s, 4x faster than cuBLAS fp16 (~187 us) at best.
+ * Now arithmetic is the limit: the profiler counts ~5.6 instructions per
+ * weight (PRMT, FADD, FFMA, plus unpacking, x conversion, addresses), which
+ * is ~45 us of issue at 16384^2 on 132 SMs: as long as the memory time.  The
+ * doc measures this and shows where the instructions go.
  *
  * K must be a multiple of 128 (whole groups; rows 64-byte aligned).
  *
@@ -33,13 +36,13 @@
 #include <cuda_fp16.h>
 
 #ifndef ROWS
-#define ROWS 4      // rows per thread: x reuse
+#define ROWS 2      // rows per thread: x reuse
 #endif
 #ifndef TPR
-#define TPR 32        // threads per row set (a power of two)
+#define TPR 64      // threads per row set (a power of two)
 #endif
 #ifndef RSETS
-#define RSETS 4         // row sets per block: the block is TPR x RSETS threads and covers RSETS*ROWS rows
+#define RSETS 2     // row sets per block: the block is TPR x RSETS threads and covers RSETS*ROWS rows
 #endif
 static_assert(ROWS >= 1 && ROWS <= 8, "registers: 2*ROWS uint4 live (double buffer)");
 static_assert((TPR & (TPR - 1)) == 0 && TPR * RSETS <= 1024 && RSETS >= 1, "TPR a power of two, at most 1024 threads");

@@ -39,7 +39,7 @@
 #define ROWS 2        // fused: rows per warp (x converted once, used ROWS times)
 #endif
 #ifndef BPL
-#define BPL 4         // fused: q4_0 blocks per lane per pass (a warp stages 32*BPL blocks a row)
+#define BPL 2         // fused: q4_0 blocks per lane per pass (a warp stages 32*BPL blocks a row)
 #endif
 #ifndef WARPS
 #define WARPS 4           // fused: warps per block
