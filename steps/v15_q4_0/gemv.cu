@@ -18,13 +18,14 @@
  *     reads 8 neighbouring blocks (144 contiguous bytes) and writes 512
  *     contiguous bytes with one 16-byte store per thread.
  * Lesson 2, "fused": never write fp16 weights at all.  Each warp stages the
- * next 32 blocks of ROWS rows in shared memory with coalesced 4-byte loads
- * (2-byte when K % 64 != 0 leaves rows only 2-byte aligned), then lane l
- * takes block l and multiplies it with x.  Per weight, 4.5 bits of traffic
- * instead of the 16 + 16 + 16 of dequantize-then-cuBLAS.
+ * next 32*BPL blocks of its ROWS rows in shared memory with lane-contiguous
+ * loads as wide as the rows' alignment allows (16 bytes when K % 256 == 0,
+ * 4 when K % 64 == 0, else 2), then lane l takes blocks l, l+32, ... and
+ * multiplies them with x.  Per weight, 4.5 bits of traffic instead of the
+ * 4.5 + 16 + 16 + 16 of dequantize (read, write), then cuBLAS (read).
  *
- * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3080 GB/s, 4.3x under
- * cuBLAS fp16's ~212 us.  Dequantize to fp16 first, and you move 144 + 512
+ * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3050 GB/s, 3.8x under
+ * cuBLAS fp16's ~187 us.  Dequantize to fp16 first, and you move 144 + 512
  * MiB more before cuBLAS even starts.
  *
  * Build and run:   make step15 && ./step15
