@@ -64,17 +64,22 @@ void kl_poison(void *d, size_t bytes, cudaStream_t s) {
 
 } /* extern "C" */
 
-/* Read-only stream: 16-byte loads, 4 in flight per thread, a grid of a few
- * waves.  The sum is stored only when it equals an impossible value, so the
- * compiler cannot drop the loads and almost nothing is written. */
+/* Read-only stream: 16-byte loads, 8 of them in flight per thread, a full
+ * SM of threads (2048), so there are always ~4 MB of loads outstanding on the
+ * chip, more than HBM's latency-bandwidth product.  The sum is stored only if
+ * it equals an impossible value, so the compiler keeps the loads and almost
+ * nothing is written. */
+#define KL_STREAM_UNROLL 8
 __global__ void kl_read_stream_kernel(const float4 *p, size_t n4, float *sink) {
     float acc = 0.0f;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n4; i += 4 * stride) {
-        const float4 a = __ldcs(p + i), b = __ldcs(p + i + stride);
-        const float4 c = __ldcs(p + i + 2 * stride), d = __ldcs(p + i + 3 * stride);
-        acc += a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w + c.x + c.y + c.z + c.w + d.x + d.y + d.z + d.w;
+    for (; i + (KL_STREAM_UNROLL - 1) * stride < n4; i += KL_STREAM_UNROLL * stride) {
+        float4 v[KL_STREAM_UNROLL];
+#pragma unroll
+        for (int u = 0; u < KL_STREAM_UNROLL; ++u) v[u] = __ldcs(p + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < KL_STREAM_UNROLL; ++u) acc += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
     for (; i < n4; i += stride) {
         const float4 a = __ldcs(p + i);
@@ -95,7 +100,7 @@ extern "C" double kl_read_bandwidth_gbps(const kl_env *env) {
     float4 *buf = (float4 *)kl_dmalloc(bytes);
     float *sink = (float *)kl_dmalloc(sizeof(float));
     kl_fill_uniform_f32((float *)buf, n4 * 4, 0.0f, 1.0f, 1, env->stream);
-    const int blocks = env->sms * 8, threads = 512;
+    const int blocks = env->sms * 4, threads = 512;   /* 2048 threads per SM */
     cudaEvent_t a, b;
     CUDA_CHECK(cudaEventCreate(&a));
     CUDA_CHECK(cudaEventCreate(&b));

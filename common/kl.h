@@ -45,9 +45,11 @@ typedef struct kl_problem { int m, n, k; } kl_problem;
 
 /* Part I.  Row-major, C = alpha*A*B + beta*C.  When beta == 0, C is not
  * read (BLAS semantics: the harness poisons C with NaN to prove it). */
-typedef void (*kl_sgemm_fn)(int M, int N, int K, float alpha, const float *A,
-                            const float *B, float beta, float *C,
+typedef void (*kl_sgemm_fn)(int m, int n, int k, float alpha, const float *a,
+                            const float *b, float beta, float *c,
                             void *ctx, cudaStream_t stream);
+/* (Parameter names are lower-case on purpose: steps take tile sizes such as
+ * BM or M as -D macros, which must never rename a prototype's parameters.) */
 
 /* Part II.  y = W x with the weights in the op's format (see quant.h):
  *   gemv_f16     w: fp16 [n][k]

@@ -24,14 +24,16 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"; rm -f "step$step"' EXIT
 i=0
 for setting in "$@"; do
     defs=${setting%%|*}; run=""; [[ $setting == *"|"* ]] && run=${setting#*|}
+    # a "|" inside a markdown cell would split the table: label as "DEFS; args: ARGS"
+    label=$defs; [ -n "$run" ] && label="${defs:+$defs; }args: $run"; [ -n "$label" ] || label="defaults"
     rm -f "step$step"
     if ! make -s "step$step" DEFS="$defs" >"$tmp/build$i.log" 2>&1; then
-        echo "| \`$setting\` | build failed: $(grep -m1 -i error "$tmp/build$i.log" | cut -c1-80) |" >>"$tmp/rows"
+        echo "| \`$label\` | build failed: $(grep -m1 -i error "$tmp/build$i.log" | cut -c1-80) |" >>"$tmp/rows"
         i=$((i + 1)); continue
     fi
     # shellcheck disable=SC2086
     "./step$step" ${sizes:+--sizes $sizes} $args $run --csv "$tmp/r$i.csv" >"$tmp/run$i.log" 2>&1 || true
-    echo "$setting" >"$tmp/name$i"
+    echo "$label" >"$tmp/name$i"
     i=$((i + 1))
 done
 # header from the first CSV that has rows
