@@ -11,19 +11,23 @@
  *    one zero per load), and needs 64 bytes of x: here ROWS = 2 rows per
  *    thread share each x load and its conversion (the sweep in the doc).
  *  - unpacking: lo = word & 0x0F0F0F0F holds the even columns of a word in its
- *    four bytes, hi = (word >> 4) & 0x0F0F0F0F the odd ones; then the same
- *    __byte_perm trick as step 13 makes 2^23 + q, and subtracting 2^23 + z
- *    leaves q - z exactly.  The scale multiplies the group's partial sum
- *    once per 32 weights.
+ *    four bytes, hi = (word >> 4) & 0x0F0F0F0F the odd ones; one PRMT puts a
+ *    nibble under the exponent of 128, the float 128 + q (exact), and the sum
+ *    is taken as sum x (128 + q) - (128 + z) sum x: one PRMT and one FFMA per
+ *    weight (step 13's FADD is gone), the correction once per word (8
+ *    weights) and row, sum x once per word for all ROWS rows.  Products stay
+ *    exact (11 x 8 bits); only the running sum rounds, with terms ~10x larger
+ *    than x (q - z): still under 5% of the tolerance (an emulation on the host
+ *    of every operation, K = 128 .. 16384).  The scale multiplies the group's
+ *    partial sum once per 32 weights.
  *  - a register double buffer: the next chunk's weights, scales and zeros are
  *    loaded before this chunk's arithmetic, so the loads overlap the math.
  *
  * Napkin math: at 16384^2 the weights are 128 MiB + 8 MiB of scales and
  * zeros: 47 us at ~3050 GB/s, 4x faster than cuBLAS fp16 (~187 us) at best.
- * Now arithmetic is the limit: the profiler counts ~5.6 instructions per
- * weight (PRMT, FADD, FFMA, plus unpacking, x conversion, addresses), which
- * is ~45 us of issue at 16384^2 on 132 SMs: as long as the memory time.  The
- * doc measures this and shows where the instructions go.
+ * Arithmetic is the other limit: the SASS loop has 4.3 instructions per
+ * weight (5.9 with step 13's 2^23 trick, whose PRMT also needed a MOV each),
+ * ~36 us of issue at 16384^2 on 132 SMs, under the memory time.
  *
  * K must be a multiple of 128 (whole groups; rows 64-byte aligned).
  *
@@ -68,8 +72,13 @@ __device__ __forceinline__ void row_sums(float (&acc)[ROWS]) {
     }
 }
 
-__device__ __forceinline__ float byte_magic(uint32_t word, int t) {
-    return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540 | t));
+// 128 + q as a float, from byte t of a word that holds a nibble q (0..15) in
+// each byte: one PRMT puts the byte under the exponent of 128 (bytes 0x43,
+// q, 0, 0; the ulp of 128 in the low byte of the mantissa's top is 2^-16, so
+// byte 2 counts whole units).  magic (0x43000000) is passed in a register so
+// that the selector can be PRMT's immediate.
+__device__ __forceinline__ float nib_128(uint32_t word, uint32_t magic, int t) {
+    return __uint_as_float(__byte_perm(word, magic, 0x7044 | (t << 8)));
 }
 
 __global__ void __launch_bounds__(TPR * RSETS)
@@ -89,6 +98,8 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
         acc[j] = 0.0f;
     }
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
+    uint32_t magic;
+    asm("mov.b32 %0, 0x43000000;" : "=r"(magic));   // exponent of 128 (see nib_128)
 
     // Register double buffer: chunk c+TPR is loaded (weights, scales, zeros)
     // before chunk c is computed, so every warp has a load in flight while it
@@ -106,12 +117,11 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     if (c < K32) load(c, cur, csz);
     for (; c < K32; c += TPR) {
         if (c + TPR < K32) load(c + TPR, nxt, nsz);  // in flight during the math below
-        float g[ROWS];                           // this chunk's sum of x * (q - z), per row
-        float zm[ROWS];
+        float g[ROWS], zm[ROWS];                 // this chunk's sum of x * (q - z); -(128 + z)
 #pragma unroll
         for (int j = 0; j < ROWS; ++j) {
             g[j] = 0.0f;
-            zm[j] = 8388608.0f + __high2float(csz[j]);   // 2^23 + z
+            zm[j] = -128.0f - __high2float(csz[j]);
         }
 #pragma unroll
         for (int b = 0; b < 4; ++b) {            // word b: columns 8b .. 8b+7 of the chunk
@@ -120,14 +130,19 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
             float2 xf[4];
 #pragma unroll
             for (int t = 0; t < 4; ++t) xf[t] = __half22float2(xh[t]);   // columns 2t, 2t+1
+            // sum x (q - z) = sum x (128 + q) - (128 + z) sum x: the second term
+            // once per word (8 weights) and row, sum x once per word for all rows
+            const float sx = ((xf[0].x + xf[0].y) + (xf[1].x + xf[1].y)) + ((xf[2].x + xf[2].y) + (xf[3].x + xf[3].y));
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
                 const uint32_t word = b == 0 ? cur[j].x : b == 1 ? cur[j].y : b == 2 ? cur[j].z : cur[j].w;
                 const uint32_t lo = word & 0x0F0F0F0Fu, hi = (word >> 4) & 0x0F0F0F0Fu;
+                // start from the correction, so the running sum stays near the answer
+                g[j] = fmaf(zm[j], sx, g[j]);
 #pragma unroll
                 for (int t = 0; t < 4; ++t) {      // byte t: column 2t (low nibble), 2t+1 (high)
-                    g[j] = fmaf(xf[t].x, byte_magic(lo, t) - zm[j], g[j]);
-                    g[j] = fmaf(xf[t].y, byte_magic(hi, t) - zm[j], g[j]);
+                    g[j] = fmaf(xf[t].x, nib_128(lo, magic, t), g[j]);
+                    g[j] = fmaf(xf[t].y, nib_128(hi, magic, t), g[j]);
                 }
             }
         }
