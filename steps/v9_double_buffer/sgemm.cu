@@ -16,12 +16,22 @@
  * Napkin math: 2 blocks of 8 warps per SM give each of the 4 schedulers 4
  * warps; KC - 1 = 7 steps of 64 FMAs per warp are ~1800 cycles of FMA issue
  * between fetching a piece and storing it, well over L2/DRAM latency.  Cost:
- * 2x the shared memory (33 KB) and registers: 64 accumulators + 2 x 16
- * fragment values + a chunk of the next tile (CHUNKS = 2 keeps that at 8
- * floats with BK = 16) must fit in 128 to keep 2 blocks per SM.
+ * 2x the shared memory (2 x 33 KB with BK = 32) and registers: 64
+ * accumulators + 2 x 16 fragment values + a chunk of the next tile
+ * (CHUNKS = 4 keeps that at 8 floats) must fit in 128 to keep 2 blocks/SM.
+ *
+ * With the loads hidden, instructions are the limit: a scheduler issues one
+ * per cycle and its 32 FP32 lanes retire one warp FFMA per cycle, so every
+ * other instruction in the loop takes an FMA's slot.  Per 1024 FFMAs a warp
+ * must also issue 64 LDS.128; the rest is overhead per tile (global loads,
+ * shared stores, addresses, one barrier).  So: pointers moved once per tile,
+ * two tiles per loop trip (the buffer numbers become constants and the
+ * offsets immediates), and BK = 32, which halves the tiles and barriers.
+ * make sass STEP=9: 1116 instructions per 1024 FFMAs (91.8% FFMA); the
+ * same pipeline with BK = 16 and addresses recomputed from t was 1174 (87%).
  *
  * Build and run:   make step9 && ./step9            (sizes 1024..8192)
- *                  make step9 DEFS="-DCHUNKS=1"   (a sweep point: spills)
+ *                  make step9 DEFS="-DBK=16 -DCHUNKS=2"   (a sweep point)
  */
 #include "kl.h"
 
@@ -32,7 +42,7 @@
 #define BN 128
 #endif
 #ifndef BK
-#define BK 16
+#define BK 32
 #endif
 #ifndef TM
 #define TM 8    // outputs per thread down a column of C
@@ -47,7 +57,7 @@
 #define WN 32   // columns of C per warp
 #endif
 #ifndef CHUNKS
-#define CHUNKS 2   // the next tile is fetched in CHUNKS pieces spread over the k loop
+#define CHUNKS 4   // the next tile is fetched in CHUNKS pieces spread over the k loop
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2   // blocks per SM the register budget must allow (65536 / (256 * 2) = 128)
@@ -67,7 +77,15 @@ static_assert(BK % 4 == 0 && BN % 4 == 0 && APAD % 4 == 0, "float4 rows of tiles
 static_assert(NUM_THREADS % 32 == 0 && NUM_THREADS <= 1024, "whole warps, at most 1024 threads");
 static_assert(NUM_THREADS % (BK / 4) == 0 && (BM * BK / 4) % NUM_THREADS == 0, "the A tile copy must split evenly");
 static_assert(NUM_THREADS % (BN / 4) == 0 && (BK * BN / 4) % NUM_THREADS == 0, "the B tile copy must split evenly");
-static_assert(2 * (BK * (BM + APAD) + BK * BN) * 4 <= 48 * 1024, "static shared memory is limited to 48 KB");
+
+// One buffer of the pipeline.  Two of them are 66 KB at the defaults, more
+// than the 48 KB a block gets without asking: dynamic shared memory, see launch().
+struct Stage {
+    float As[BK][BM + APAD];   // transposed: As[k][m]; 32*132*4 = 16.9 KB
+    float Bs[BK][BN];          // 32*128*4 = 16 KB
+};
+static_assert(2 * sizeof(Stage) <= 227 * 1024, "an sm_90 block has at most 227 KB of shared memory");
+static_assert(MIN_BLOCKS * (2 * sizeof(Stage) + 1024) <= 228 * 1024, "MIN_BLOCKS blocks fit in an SM's 228 KB");
 
 template <bool CHECKED>
 __device__ __forceinline__ float4 load4(const float *p, int r, int c, int rows, int cols, int ld) {
@@ -110,8 +128,8 @@ template <bool CHECKED>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
                     const float *B, float beta, float *C) {
-    __shared__ __align__(16) float As[2][BK][BM + APAD];   // two buffers: 2*16*132*4 = 16.9 KB
-    __shared__ __align__(16) float Bs[2][BK][BN];          // 2*16*128*4 = 16 KB
+    extern __shared__ __align__(16) float smem[];
+    Stage *st = reinterpret_cast<Stage *>(smem);   // st[0], st[1]: 2 * 33 KB
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warpRow = warp / (BN / WN), warpCol = warp % (BN / WN);
@@ -126,35 +144,48 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
     constexpr int CA = LA / CHUNKS, CB = LB / CHUNKS, KC = BK / CHUNKS;  // per chunk; k steps per chunk
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
 
-    A += (size_t)row0 * K;
-    B += col0;
-    const int rowsA = M - row0, colsB = N - col0;
+    // A and B point at this thread's first float4 of the tile being FETCHED;
+    // one add per tile moves them on (v8 moved the tile's corner instead).
+    A += (size_t)(row0 + loadRowA) * K + loadColA;
+    B += (size_t)loadRowB * N + col0 + loadColB;
+    // What is left of A and B from there on (the checked loads' bounds):
+    const int rowsA = M - row0 - loadRowA, colsB = N - col0 - loadColB;
+    int colsA = K - loadColA, rowsB = K - loadRowB;
     const int tiles = (K + BK - 1) / BK;
 
-    // Prefetch registers: one chunk of tile t+1 (the whole tile when CHUNKS = 1).
-    // More chunks = fewer registers held: BK = 16 fits in 128 registers with 2.
+    // Prefetch registers: one chunk of the next tile (the whole tile when CHUNKS = 1).
+    // More chunks = fewer registers held: a BK = 32 tile is 16 floats per thread,
+    // 4 chunks keep 8 of them in flight, and the kernel stays within 128 registers.
     float4 ldA[CA], ldB[CB];
-    auto loadChunk = [&](int t, int c) {   // global -> registers
-        const int colsA = K - t * BK;
+    auto loadChunk = [&](int c) {   // global -> registers
 #pragma unroll
         for (int p = 0; p < CA; ++p)
-            ldA[p] = load4<CHECKED>(A + t * BK, loadRowA + (c * CA + p) * strideA, loadColA, rowsA, colsA, K);
+            ldA[p] = load4<CHECKED>(A, (c * CA + p) * strideA, 0, rowsA, colsA, K);
 #pragma unroll
         for (int p = 0; p < CB; ++p)
-            ldB[p] = load4<CHECKED>(B + (size_t)t * BK * N, loadRowB + (c * CB + p) * strideB, loadColB, colsA, colsB, N);
+            ldB[p] = load4<CHECKED>(B, (c * CB + p) * strideB, 0, rowsB, colsB, N);
+        if (c == CHUNKS - 1) {      // the whole tile is on its way: on to the next
+            A += BK;
+            B += (size_t)BK * N;
+            colsA -= BK;
+            rowsB -= BK;
+        }
     };
+    // Where this thread's pieces land: offsets into a Stage, the same in both buffers.
+    const int offA = loadColA * (BM + APAD) + loadRowA;
+    const int offB = loadRowB * BN + loadColB;
     auto storeChunk = [&](int buf, int c) {   // registers -> shared buffer buf
 #pragma unroll
         for (int p = 0; p < CA; ++p) {
-            const int r = loadRowA + (c * CA + p) * strideA;
-            As[buf][loadColA + 0][r] = ldA[p].x;
-            As[buf][loadColA + 1][r] = ldA[p].y;
-            As[buf][loadColA + 2][r] = ldA[p].z;
-            As[buf][loadColA + 3][r] = ldA[p].w;
+            float *q = &st[buf].As[0][0] + offA + (c * CA + p) * strideA;
+            q[0 * (BM + APAD)] = ldA[p].x;
+            q[1 * (BM + APAD)] = ldA[p].y;
+            q[2 * (BM + APAD)] = ldA[p].z;
+            q[3 * (BM + APAD)] = ldA[p].w;
         }
 #pragma unroll
         for (int p = 0; p < CB; ++p)
-            *reinterpret_cast<float4 *>(&Bs[buf][loadRowB + (c * CB + p) * strideB][loadColB]) = ldB[p];
+            *reinterpret_cast<float4 *>(&st[buf].Bs[0][0] + offB + (c * CB + p) * strideB * BN) = ldB[p];
     };
 
     float acc[TM][TN] = {};
@@ -162,27 +193,26 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
     auto loadFrag = [&](int buf, int k, int f) {   // shared -> registers, as in v8
 #pragma unroll
         for (int i = 0; i < TM / 4; ++i)
-            *reinterpret_cast<float4 *>(&regM[f][i * 4]) = *reinterpret_cast<const float4 *>(&As[buf][k][rowA + i * WSUBM]);
+            *reinterpret_cast<float4 *>(&regM[f][i * 4]) = *reinterpret_cast<const float4 *>(&st[buf].As[k][rowA + i * WSUBM]);
 #pragma unroll
         for (int j = 0; j < TN / 4; ++j)
-            *reinterpret_cast<float4 *>(&regN[f][j * 4]) = *reinterpret_cast<const float4 *>(&Bs[buf][k][colB + j * WSUBN]);
+            *reinterpret_cast<float4 *>(&regN[f][j * 4]) = *reinterpret_cast<const float4 *>(&st[buf].Bs[k][colB + j * WSUBN]);
     };
 
     for (int c = 0; c < CHUNKS; ++c) {   // prologue: tile 0 into buffer 0, fragment k = 0
-        loadChunk(0, c);
+        loadChunk(c);
         storeChunk(0, c);
     }
     __syncthreads();
     loadFrag(0, 0, 0);
 
-    for (int t = 0; t < tiles; ++t) {
-        const int cur = t & 1;
-        const bool more = t + 1 < tiles;   // the same for the whole block
+    // One tile: FMAs on buffer cur while the next tile travels into cur ^ 1.
+    auto tile = [&](const int cur, const bool more) {   // more: the same for the whole block
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
             const int f = k & 1;           // BK is even: k = 0 always uses set 0
             if (more && k % KC == 0)
-                loadChunk(t + 1, k / KC);  // issued now, stored KC-1 steps of FMAs later
+                loadChunk(k / KC);         // issued now, stored KC-1 steps of FMAs later
             if (k + 1 < BK) {
                 loadFrag(cur, k + 1, f ^ 1);
                 if (more && k % KC == KC - 1) storeChunk(cur ^ 1, k / KC);
@@ -198,6 +228,10 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
                 for (int j = 0; j < TN; ++j)
                     acc[i][j] += regM[f][i] * regN[f][j];
         }
+    };
+    for (int t = 0; t < tiles; t += 2) {   // two tiles per trip: the buffer numbers are constants
+        tile(0, t + 1 < tiles);
+        if (t + 1 < tiles) tile(1, t + 2 < tiles);
     }
 
 #pragma unroll
@@ -205,7 +239,7 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
 #pragma unroll
         for (int j = 0; j < TN; j += 4)
             store4<CHECKED>(C + (size_t)row0 * N + col0, rowA + (i / 4) * WSUBM + i % 4, colB + (j / 4) * WSUBN,
-                            M - row0, colsB, N,
+                            M - row0, N - col0, N,
                             make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), alpha, beta);
 }
 
@@ -217,10 +251,17 @@ static void launch(int M, int N, int K, float alpha, const float *A, const float
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
     const bool fast = M % BM == 0 && N % BN == 0 && K % BK == 0 &&
                       aligned16(A) && aligned16(B) && aligned16(C);
+    constexpr int smem = 2 * sizeof(Stage);
+    static bool once = [] {   // above 48 KB of dynamic shared memory, a kernel must opt in
+        CUDA_CHECK(cudaFuncSetAttribute(sgemm_double_buffer<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        CUDA_CHECK(cudaFuncSetAttribute(sgemm_double_buffer<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        return true;
+    }();
+    (void)once;
     if (fast)
-        sgemm_double_buffer<false><<<grid, NUM_THREADS, 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+        sgemm_double_buffer<false><<<grid, NUM_THREADS, smem, stream>>>(M, N, K, alpha, A, B, beta, C);
     else
-        sgemm_double_buffer<true><<<grid, NUM_THREADS, 0, stream>>>(M, N, K, alpha, A, B, beta, C);
+        sgemm_double_buffer<true><<<grid, NUM_THREADS, smem, stream>>>(M, N, K, alpha, A, B, beta, C);
     KL_CHECK_LAUNCH();
 }
 
