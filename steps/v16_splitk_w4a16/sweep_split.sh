@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sweep_split.sh - the split-factor sweep behind split_table in w4a16.cu.
 #
-#   steps/v16_splitk_w4a16/sweep_split.sh run RAW.csv      # ~2 minutes on an H100
+#   steps/v16_splitk_w4a16/sweep_split.sh run RAW.csv      # ~1 minute on an H100
 #   steps/v16_splitk_w4a16/sweep_split.sh table RAW.csv > results/<gpu>/sweeps/step16.md
 #
 # "run" times ./step16 --split S for every shape of the op and the split
@@ -9,23 +9,26 @@
 # column) to RAW.csv.  "table" prints one markdown row per shape and M: the
 # splitk time in us for each S (the fastest in bold), the waves of blocks
 # tiles x S / (BLOCKS_PER_SM x SMS), and dp and cuBLAS for comparison.
-# BLOCKS_PER_SM (default 4) is what the occupancy calculator gives for the
-# kernel's registers: see `make regs STEP=16`.
+# BLOCKS_PER_SM (default 3) is what the occupancy calculator gives for the
+# kernel's registers: see `make regs STEP=16`.  SHAPES="8192x8192 4096x4096"
+# limits "run" to those shapes (several runs may append to one RAW.csv).
+# A build with BN = 64 (-DWARPS=4) has twice the tiles: S_MULT=2 doubles
+# every S tried (and give "table" BN=64 and that build's BLOCKS_PER_SM).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-}; raw=${2:-}
-[ -n "$mode" ] && [ -n "$raw" ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-BN=${BN:-128} BLOCKS_PER_SM=${BLOCKS_PER_SM:-4} SMS=${SMS:-132}
+[ -n "$mode" ] && [ -n "$raw" ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+BN=${BN:-128} BLOCKS_PER_SM=${BLOCKS_PER_SM:-3} SMS=${SMS:-132}
 
 # shape (N K) and the split factors tried there: around one wave of blocks
 shapes=(
-    "4096 4096 4 8 12 16 20 24 32"
-    "8192 8192 2 4 6 8 10 12 16"
+    "4096 4096 2 4 6 8 12 16 24"
+    "8192 8192 2 3 4 5 6 8 12"
     "16384 16384 1 2 3 4 6 8"
     "11008 4096 2 3 4 5 6 8"
-    "4096 11008 4 8 12 16 20 24 32"
-    "14336 4096 2 3 4 5 6 8"
-    "4096 14336 4 8 12 16 20 24 32"
+    "4096 11008 4 8 12 16 20 24"
+    "14336 4096 1 2 3 4 6"
+    "4096 14336 4 8 12 16 20 24"
     "128256 4096 1 2 3"
 )
 
@@ -34,7 +37,9 @@ if [ "$mode" = run ]; then
     tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
     for sh in "${shapes[@]}"; do
         set -- $sh; n=$1; k=$2; shift 2
+        [ -z "${SHAPES:-}" ] || [[ " $SHAPES " == *" ${n}x${k} "* ]] || continue
         for s in "$@"; do
+            s=$(( s * ${S_MULT:-1} )); [ "$s" -le 32 ] || continue
             ./step16 -n "$n" -k "$k" --split "$s" --iters 50 --csv "$tmp/r.csv" >"$tmp/log" 2>&1 \
                 || { echo "sweep: -n $n -k $k --split $s failed:" >&2; tail -n 5 "$tmp/log" >&2; continue; }
             [ -s "$raw" ] || echo "$(head -n1 "$tmp/r.csv"),split" >"$raw"
