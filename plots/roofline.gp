@@ -8,6 +8,7 @@ set ylabel "TFLOPS"
 set logscale xy
 set grid
 set key bottom right
+set label 1 "v16 runs on the tensor cores (fp16 MMA): it is not bound by the FP32 roof" at graph 0.02, graph 0.95 left font ",9"
 set xrange [0.1:10000]
 set yrange [0.01:200]
 roof(x) = (x * bw / 1000.0 < peak) ? x * bw / 1000.0 : peak

@@ -58,8 +58,8 @@ FNR == 1 { next }   # header
     # roofline: FLOPs per byte and achieved TFLOPS of each kernel at its largest problem
     if ($7 != "") {
         fl = (p == 1) ? $8 * $7 * 1e-6 * 1e12 : 0
-        work = m * n * k
-        if (!(r in rwork) || work >= rwork[r]) { rwork[r] = work; rop[r] = op; rt[r] = $7; rtf[r] = $8; rgb[r] = $9 }
+        work = m * n * k; rk = label(s, v, m, "")   # one point per kernel: its largest problem
+        if (!(rk in rwork) || work >= rwork[rk]) { rwork[rk] = work; rtf[rk] = $8; rgb[rk] = $9 }
     }
 }
 function table(p,   i, j, line) {
