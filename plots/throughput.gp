@@ -9,4 +9,5 @@ set logscale x 2
 set grid
 set key outside right top noenhanced
 ncols = system("head -n1 '" . dat . "' | wc -w") + 0
-plot for [i=2:ncols] dat using 1:i with linespoints lw 2 pt 7 title columnheader(i)
+# eight colours, then dashed lines and other point shapes, so no two series look alike
+plot for [i=2:ncols] dat using 1:i with linespoints lw 2 lt 1+(i-2)%8 dt 1+(i-2)/8 pt 1+(i-2)%13 ps 1.2 title columnheader(i)
