@@ -19,10 +19,17 @@
  *     contiguous bytes with one 16-byte store per thread.
  * Lesson 2, "fused": never write fp16 weights at all.  Each warp stages the
  * next 32*BPL blocks of its ROWS rows in shared memory with lane-contiguous
- * loads as wide as the rows' alignment allows (16 bytes when K % 256 == 0,
- * 4 when K % 64 == 0, else 2), then lane l takes blocks l, l+32, ... and
- * multiplies them with x.  Per weight, 4.5 bits of traffic instead of the
- * 4.5 + 16 + 16 + 16 of dequantize (read, write), then cuBLAS (read).
+ * copies as wide as the rows' alignment allows (16 bytes when K % 256 == 0,
+ * 4 when K % 64 == 0: cp.async into a double buffer, one pass ahead; else 2),
+ * then lane l takes blocks l, l+32, ... and multiplies them with x.  Per
+ * weight, 4.5 bits of traffic instead of the 4.5 + 16 + 16 + 16 of
+ * dequantize (read, write), then cuBLAS (read).
+ * The kernel is issue-bound, so the arithmetic is step 14's: one PRMT makes
+ * the float 128 + q, sum x (q - 8) = sum x (128 + q) - 136 sum x (one FFMA a
+ * weight, the correction once per 8 weights, exact products; a host emulation
+ * of every rounding stays under 20% of the tolerance), d once per block, and
+ * ROWS = 4 rows share each x load, conversion and sum x.  H100, same run:
+ * 26.4 -> 23.3 us at 8192^2, 71.9 -> 68.2 us at 16384^2.
  *
  * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3050 GB/s, 3.8x under
  * cuBLAS fp16's ~187 us.  Dequantize to fp16 first, and you move 144 + 512
@@ -37,7 +44,7 @@
 #include <cuda_fp16.h>
 
 #ifndef ROWS
-#define ROWS 2        // fused: rows per warp (x converted once, used ROWS times)
+#define ROWS 4        // fused: rows per warp (x loaded, converted and summed once, used ROWS times)
 #endif
 #ifndef BPL
 #define BPL 2         // fused: q4_0 blocks per lane per pass (a warp stages 32*BPL blocks a row)
@@ -50,7 +57,7 @@
 #endif
 static_assert(sizeof(kl_block_q4_0) == 18 && KL_Q4_0_BLOCK == 32, "the q4_0 block of quant.h");
 static_assert(ROWS >= 1 && ROWS <= 8 && WARPS >= 1 && 32 * WARPS <= 1024, "fused: ROWS rows per warp, WARPS warps");
-static_assert(BPL >= 1 && WARPS * ROWS * BPL * 576 <= 48 * 1024, "fused: the stage fits in 48 KB of static shared memory");
+static_assert(BPL >= 1 && 2 * WARPS * ROWS * BPL * 576 <= 48 * 1024, "fused: the double-buffered stage fits in 48 KB of static shared memory");
 static_assert(DQ_THREADS % 32 == 0 && DQ_THREADS <= 1024, "dequantize: whole warps");
 
 // ---- lesson 1: dequantize ----------------------------------------------------
@@ -95,20 +102,35 @@ __global__ void dq_warp_coalesced(size_t nb, const uint16_t *__restrict__ b, __h
 
 // ---- lesson 2: fused dequantize + GEMV ------------------------------------------
 
-__device__ __forceinline__ float byte_magic(uint32_t word, int t) {   // 2^23 + byte t (step 13)
-    return __uint_as_float(__byte_perm(word, 0x4B000000u, 0x7540 | t));
+// 128 + q as a float from byte t of a word that holds a nibble q in each byte
+// (step 14): one PRMT puts the byte under the exponent of 128 (ulp 2^-16, so
+// byte 2 counts whole units).  magic = 0x43000000 sits in a register so that
+// the selector can be PRMT's immediate.
+__device__ __forceinline__ float nib_128(uint32_t word, uint32_t magic, int t) {
+    return __uint_as_float(__byte_perm(word, magic, 0x7044 | (t << 8)));
+}
+
+// Global -> shared without a register round trip (cp.async, sm_80+): the
+// copy is in flight while the warp computes the previous pass.
+template <int BYTES>
+__device__ __forceinline__ void cp_async(void *smem, const void *gmem) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    if (BYTES == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem));
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(s), "l"(gmem), "n"(BYTES));
 }
 
 // One pass of a warp covers SB = 32*BPL blocks of each of its ROWS rows.  T is
-// the width of the staging loads: uint4 when rows start 16-byte aligned
-// (K % 256 == 0), uint32_t when 4-byte aligned (K % 64 == 0), else uint16_t.
+// the width of the staging copies: uint4 when rows start 16-byte aligned
+// (K % 256 == 0), uint32_t when 4-byte aligned (K % 64 == 0); both by
+// cp.async into a double-buffered stage.  Else uint16_t: plain loads and
+// stores (cp.async has no 2-byte form), still one pass ahead.
 constexpr int SB = 32 * BPL, SB_BYTES = SB * 18;
 template <typename T>
 __global__ void __launch_bounds__(32 * WARPS)
 qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ x, __half *__restrict__ y) {
-    __shared__ uint4 stage[WARPS][ROWS][SB_BYTES / 16];  // WARPS*ROWS*SB_BYTES: 18 KB at WARPS=4, ROWS=2, BPL=4
-    constexpr int MAXW = (SB_BYTES / (int)sizeof(T) + 31) / 32;   // staging loads per lane and row
-    constexpr int BATCH = MAXW < 9 ? MAXW : 9;                    // ... issued this many at a time
+    __shared__ uint4 stage[2][WARPS][ROWS][SB_BYTES / 16];   // 2*WARPS*ROWS*SB_BYTES: 36 KB at WARPS=4, ROWS=4, BPL=2
+    constexpr int MAXW = (SB_BYTES / (int)sizeof(T) + 31) / 32;   // staging copies per lane and row
+    constexpr bool ASYNC = sizeof(T) >= 4;
     const int lane = threadIdx.x, warp = threadIdx.y;
     const int row0 = (blockIdx.x * WARPS + warp) * ROWS, NB = K / 32;
     const uint8_t *src[ROWS];
@@ -120,31 +142,47 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
         acc[j] = 0.0f;
     }
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
+    uint32_t magic;
+    asm("mov.b32 %0, 0x43000000;" : "=r"(magic));
 
-    for (int c0 = 0; c0 < NB; c0 += SB) {
-        const int nblk = min(SB, NB - c0), nwords = nblk * 18 / (int)sizeof(T);
-        // Stage: lane i copies words i, i+32, ...: each load instruction reads one
-        // contiguous run.  All of a batch's loads are issued before the first store.
+    // Stage the pass at block c0 into buffer buf: lane i copies words i, i+32,
+    // ...: each copy instruction reads one contiguous run of the row.
+    auto fill = [&](int c0, int buf) {
+        const int nwords = min(SB, NB - c0) * 18 / (int)sizeof(T);
+        T r[ROWS][MAXW];                            // sync path: all loads before the first store
 #pragma unroll
-        for (int q0 = 0; q0 < MAXW; q0 += BATCH) {
-            T r[ROWS][BATCH];
+        for (int j = 0; j < ROWS; ++j)
+#pragma unroll
+            for (int b = 0; b < MAXW; ++b) {
+                const int i = lane + 32 * b;
+                const T *g = reinterpret_cast<const T *>(src[j] + (size_t)c0 * 18) + i;
+                T *s = reinterpret_cast<T *>(stage[buf][warp][j]) + i;
+                if (i < nwords) {
+                    if constexpr (ASYNC) cp_async<sizeof(T)>(s, g);
+                    else r[j][b] = __ldcs(g);
+                }
+            }
+        if constexpr (ASYNC) asm volatile("cp.async.commit_group;");
+        else
 #pragma unroll
             for (int j = 0; j < ROWS; ++j)
 #pragma unroll
-                for (int b = 0; b < BATCH; ++b) {
-                    const int i = lane + 32 * (q0 + b);
-                    if (q0 + b < MAXW && i < nwords) r[j][b] = __ldcs(reinterpret_cast<const T *>(src[j] + (size_t)c0 * 18) + i);
-                }
-#pragma unroll
-            for (int j = 0; j < ROWS; ++j)
-#pragma unroll
-                for (int b = 0; b < BATCH; ++b) {
-                    const int i = lane + 32 * (q0 + b);
-                    if (q0 + b < MAXW && i < nwords) reinterpret_cast<T *>(stage[warp][j])[i] = r[j][b];
-                }
-        }
-        __syncwarp();
-        const int odd = lane & 1;                  // block lane+32b starts at byte 18*lane + 576b: 4-aligned or +2
+                for (int b = 0; b < MAXW; ++b)
+                    if (lane + 32 * b < nwords) reinterpret_cast<T *>(stage[buf][warp][j])[lane + 32 * b] = r[j][b];
+    };
+
+    fill(0, 0);
+    for (int c0 = 0, buf = 0; c0 < NB; c0 += SB, buf ^= 1) {
+        if (c0 + SB < NB) fill(c0 + SB, buf ^ 1);  // next pass in flight during this one's math
+        else if constexpr (ASYNC) asm volatile("cp.async.commit_group;");   // empty: keeps the count
+        if constexpr (ASYNC) asm volatile("cp.async.wait_group 1;" ::: "memory");   // this pass landed
+        __syncwarp();                              // ... for every lane's copies
+        const int nblk = min(SB, NB - c0);
+        // Lane l takes blocks l, l + 32, ...: its x (64 bytes a block) sits 64
+        // bytes from its neighbour's, so an LDG.128 of x spans 16 lines.  (Blocks
+        // 2l and 2l + 1 would make the LDS below conflict-free, but spread x
+        // over 32 lines: measured slower on the H100.)
+        const int odd = lane & 1;                  // block l + 32b starts at byte 18l + 576b: 4-aligned or +2
 #pragma unroll
         for (int bb = 0; bb < BPL; ++bb) {
             const int blk = lane + 32 * bb;
@@ -161,9 +199,17 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                     xf[8 * v + 2 * h + 1] = f.y;
                 }
             }
+            // sum x (q - 8) = sum x (128 + q) - 136 sum x: the second term once
+            // per word of qs (columns 4q..4q+3 and 16+4q..16+4q+3), sum x once
+            // for all ROWS rows
+            float sx[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                sx[q] = ((xf[4 * q] + xf[4 * q + 1]) + (xf[4 * q + 2] + xf[4 * q + 3])) +
+                        ((xf[16 + 4 * q] + xf[16 + 4 * q + 1]) + (xf[16 + 4 * q + 2] + xf[16 + 4 * q + 3]));
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
-                const uint32_t *wd = reinterpret_cast<const uint32_t *>(stage[warp][j]) + (18 * blk) / 4;
+                const uint32_t *wd = reinterpret_cast<const uint32_t *>(stage[buf][warp][j]) + (18 * blk) / 4;
                 uint32_t v[5];
 #pragma unroll
                 for (int q = 0; q < 5; ++q) v[q] = wd[q];
@@ -173,16 +219,17 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                 for (int q = 0; q < 4; ++q) {      // qs bytes 4q .. 4q+3
                     const uint32_t qs = odd ? v[q + 1] : __funnelshift_r(v[q], v[q + 1], 16);
                     const uint32_t lo = qs & 0x0F0F0F0Fu, hi = (qs >> 4) & 0x0F0F0F0Fu;
+                    sum = fmaf(-136.0f, sx[q], sum);   // first, so the running sum stays near the answer
 #pragma unroll
                     for (int t = 0; t < 4; ++t) {  // column 4q+t (low nibble) and 16+4q+t (high)
-                        sum = fmaf(xf[4 * q + t], byte_magic(lo, t) - 8388616.0f, sum);   // 2^23 + 8
-                        sum = fmaf(xf[16 + 4 * q + t], byte_magic(hi, t) - 8388616.0f, sum);
+                        sum = fmaf(xf[4 * q + t], nib_128(lo, magic, t), sum);
+                        sum = fmaf(xf[16 + 4 * q + t], nib_128(hi, magic, t), sum);
                     }
                 }
-                acc[j] = fmaf(d, sum, acc[j]);
+                acc[j] = fmaf(d, sum, acc[j]);     // d once per block
             }
         }
-        __syncwarp();                              // the stage is overwritten next pass
+        __syncwarp();                              // this buffer is refilled next pass
     }
 #pragma unroll
     for (int j = 0; j < ROWS; ++j) {
