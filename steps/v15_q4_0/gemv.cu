@@ -130,7 +130,11 @@ __global__ void __launch_bounds__(32 * WARPS)
 qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ x, __half *__restrict__ y) {
     __shared__ uint4 stage[2][WARPS][ROWS][SB_BYTES / 16];   // 2*WARPS*ROWS*SB_BYTES: 36 KB at WARPS=4, ROWS=4, BPL=2
     constexpr int MAXW = (SB_BYTES / (int)sizeof(T) + 31) / 32;   // staging copies per lane and row
+#if __CUDA_ARCH__ >= 800
     constexpr bool ASYNC = sizeof(T) >= 4;
+#else
+    constexpr bool ASYNC = false;   // no cp.async before sm_80: the plain-copy path, same result
+#endif
     const int lane = threadIdx.x, warp = threadIdx.y;
     const int row0 = (blockIdx.x * WARPS + warp) * ROWS, NB = K / 32;
     const uint8_t *src[ROWS];

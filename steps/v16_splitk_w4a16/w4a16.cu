@@ -191,6 +191,9 @@ __device__ __forceinline__ void read_a(const Stage &st, int r, int t, int w, uin
 template <bool M_HI>
 __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    __trap();   // mma.sync and cp.async need sm_80; the harness stops earlier (min_cc)
+#else
     __shared__ Stage sm[STAGES];   // 3 x 12 KB = 36 KB
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
@@ -335,6 +338,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
                 if (mode == OUT_ATOMIC) atomicAdd(c, acc[i][mh][r]);
                 else *c = acc[i][mh][r];
             }
+#endif
 }
 
 // splitk's zeroing of C, in place of cudaMemsetAsync so that the GEMM can
