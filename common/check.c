@@ -56,6 +56,16 @@ double kl_dot_f64(const float *a, size_t sa, const float *b, size_t sb, int k) {
     return acc;
 }
 
+double kl_absmax(const float *w, size_t count) {
+    double m = 0.0;
+    #pragma omp parallel for reduction(max : m) schedule(static)
+    for (size_t i = 0; i < count; ++i) {
+        const double a = fabs((double)w[i]);
+        if (a > m) m = a;
+    }
+    return m;
+}
+
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

@@ -40,6 +40,9 @@ size_t kl_compare(const float *out, const float *ref, size_t n, kl_tol tol,
  * wrong reference call cannot make a wrong step pass. */
 double kl_dot_f64(const float *a, size_t sa, const float *b, size_t sb, int k);
 
+/* max |w[i]| over count floats: the term size a tolerance scales with. */
+double kl_absmax(const float *w, size_t count);
+
 /* Median of n doubles (sorts a copy; n >= 1). */
 double kl_median(const double *v, int n);
 

@@ -102,6 +102,13 @@ __global__ void kl_read_stream_kernel(const float4 *p, size_t n4, float *sink) {
 }
 
 typedef void (*kl_stream_fn)(const float4 *, size_t, float *);
+typedef struct stream_launch { kl_stream_fn kernel; const float4 *buf; size_t n4; float *sink; int blocks; cudaStream_t s; } stream_launch;
+static void launch_stream(void *ctx, int i) {
+    (void)i;
+    const stream_launch *l = (const stream_launch *)ctx;
+    l->kernel<<<l->blocks, 512, 0, l->s>>>(l->buf, l->n4, l->sink);   /* 512 x 4 blocks: 2048 threads per SM */
+    KL_CHECK_LAUNCH();
+}
 
 extern "C" double kl_read_bandwidth_gbps(const kl_env *env) {
     static double cached = 0.0;
@@ -117,27 +124,11 @@ extern "C" double kl_read_bandwidth_gbps(const kl_env *env) {
     kl_fill_uniform_f32((float *)buf, n4 * 4, 0.0f, 1.0f, 1, env->stream);
     const kl_stream_fn kernels[4] = {kl_read_stream_kernel<false, true>, kl_read_stream_kernel<false, false>,
                                      kl_read_stream_kernel<true, true>, kl_read_stream_kernel<true, false>};
-    const int blocks = env->sms * 4, threads = 512;   /* 2048 threads per SM */
-    cudaEvent_t a, b;
-    CUDA_CHECK(cudaEventCreate(&a));
-    CUDA_CHECK(cudaEventCreate(&b));
     for (int v = 0; v < 4; ++v) {
-        double t[11];
-        for (int r = 0; r < 12; ++r) {   /* the first run is a warm-up */
-            CUDA_CHECK(cudaEventRecord(a, env->stream));
-            kernels[v]<<<blocks, threads, 0, env->stream>>>(buf, n4, sink);
-            KL_CHECK_LAUNCH();
-            CUDA_CHECK(cudaEventRecord(b, env->stream));
-            CUDA_CHECK(cudaEventSynchronize(b));
-            float ms = 0.0f;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-            if (r) t[r - 1] = ms;
-        }
-        const double gbps = (double)bytes / (kl_median(t, 11) * 1e-3) / 1e9;
+        stream_launch l = {kernels[v], buf, n4, sink, env->sms * 4, env->stream};
+        const double gbps = (double)bytes / (kl_median_launch_ms(launch_stream, &l, 1, 11, env->stream) * 1e-3) / 1e9;
         if (gbps > cached) cached = gbps;
     }
-    CUDA_CHECK(cudaEventDestroy(a));
-    CUDA_CHECK(cudaEventDestroy(b));
     CUDA_CHECK(cudaFree(buf));
     CUDA_CHECK(cudaFree(sink));
     return cached;

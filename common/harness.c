@@ -66,6 +66,28 @@ int kl_rotations(const kl_env *env, size_t bytes_per_copy) {
     return n > 4096 ? 4096 : (int)n + 1;
 }
 
+double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
+                           cudaStream_t s) {
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    double *t = kl_hmalloc(sizeof(double) * (size_t)runs);
+    for (int i = 0; i < warmups + runs; ++i) {
+        CUDA_CHECK(cudaEventRecord(a, s));
+        launch(ctx, i);
+        CUDA_CHECK(cudaEventRecord(b, s));
+        CUDA_CHECK(cudaEventSynchronize(b));
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= warmups) t[i - warmups] = ms;
+    }
+    const double med = kl_median(t, runs);
+    free(t);
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    return med;
+}
+
 /* ---- problems ------------------------------------------------------------ */
 
 typedef struct plist { kl_problem *p; int *m_given; int n, cap; } plist;
@@ -227,7 +249,7 @@ static void print_header(const kl_step *step, const kl_op *op, const kl_env *env
 
 static void print_columns(const kl_op *op, int variants) {
     printf("%8s %8s %8s %s%11s %9s %9s %8s %8s %9s  %s\n", "M", "N", "K", variants ? "variant           " : "",
-           "time(us)", op->memory_bound ? "GB/s" : "TFLOPS", op->memory_bound ? "cuBLAS" : "cuBLAS",
+           "time(us)", op->memory_bound ? "GB/s" : "TFLOPS", "cuBLAS",
            "%cuBLAS", op->memory_bound ? "%ceil" : "%peak", "rel_err", "check");
 }
 
@@ -247,6 +269,12 @@ static void print_row(const kl_op *op, const kl_row *r, int variants, double cub
     if (variants) printf("%8d %8d %8d %-18s%11s %9s %9s %8s %8s %9s  %s\n", r->m, r->n, r->k, r->variant, t, rate, cb, pc, ce, re, r->pass ? "PASS" : "FAIL");
     else printf("%8d %8d %8d %11s %9s %9s %8s %8s %9s  %s\n", r->m, r->n, r->k, t, rate, cb, pc, ce, re, r->pass ? "PASS" : "FAIL");
     fflush(stdout);
+}
+
+/* Copies the op rotates through: a cold L2 for memory-bound ops; one copy
+ * for compute-bound ones, and for --check-only, which times nothing. */
+static int rotations_for(const kl_op *op, const kl_problem *p, const kl_env *env, const kl_cli *c) {
+    return op->memory_bound && !c->check_only ? kl_rotations(env, op->rotating_bytes(p)) : 1;
 }
 
 /* ---- main ------------------------------------------------------------------------ */
@@ -311,14 +339,15 @@ int kl_main(int argc, char **argv, const kl_step *step) {
     plist pl = {0};
     build_problems(op0, &c, &pl);
     for (int i = 0; i < pl.n; ++i) {
-        for (int j = 0; j < nk; ++j) {
+        /* Every kernel's op must accept the problem; the first op's shape is the one run. */
+        for (int j = nk - 1; j >= 0; --j) {
             kl_problem q = pl.p[i];
             if (step->kernels[j].op->shape(&q, pl.m_given[i], err, sizeof err)) {
                 fprintf(stderr, "%s: %s\n", g_prog, err);
                 return KL_EXIT_USAGE;
             }
+            if (j == 0) pl.p[i] = q;
         }
-        step->kernels[0].op->shape(&pl.p[i], pl.m_given[i], err, sizeof err);
         if (step->accepts && step->accepts(&pl.p[i], err, sizeof err)) {
             fprintf(stderr, "%s: %s\n", g_prog, err);
             return KL_EXIT_USAGE;
@@ -351,7 +380,7 @@ int kl_main(int argc, char **argv, const kl_step *step) {
     for (int i = 0; i < pl.n; ++i)
         for (int j = 0; j < nk; ++j) {
             const kl_op *op = step->kernels[j].op;
-            const int nrot = op->memory_bound && !c.check_only ? kl_rotations(&env, op->rotating_bytes(&pl.p[i])) : 1;
+            const int nrot = rotations_for(op, &pl.p[i], &env, &c);
             const size_t need = op->device_bytes(&pl.p[i], nrot);
             if ((double)need > 0.9 * (double)free_b) {
                 fprintf(stderr, "%s: m=%d n=%d k=%d needs %.2f GiB of device memory; %s has %.2f GiB free: "
@@ -375,7 +404,7 @@ int kl_main(int argc, char **argv, const kl_step *step) {
             for (int q = 0; q < j; ++q) seen |= step->kernels[q].op == op;
             if (seen) continue;
 
-            const int nrot = op->memory_bound && !c.check_only ? kl_rotations(&env, op->rotating_bytes(&p)) : 1;
+            const int nrot = rotations_for(op, &p, &env, &c);
             if (i == 0 || j > 0) print_columns(op, any_variant);
             void *st = op->setup(&p, nrot, &env);
             double ref_us = NAN;

@@ -92,6 +92,14 @@ void *kl_hmalloc(size_t bytes);                    /* malloc or exit 3 */
 void kl_copy_to_host(void *h, const void *d, size_t bytes);
 /* Number of rotating copies so that one pass over them is well over twice L2. */
 int kl_rotations(const kl_env *env, size_t bytes_per_copy);
+/* Median time in ms of `runs` launches of launch(ctx, i), each between its own
+ * pair of events and synchronized, after `warmups` untimed ones (i counts all
+ * of them).  For the harness's own choices (the read ceiling, which cuBLAS
+ * call to use); the step and its baseline are timed by the engine. */
+double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
+                           cudaStream_t s);
+/* Buffers inside one allocation start on 256-byte boundaries. */
+static inline size_t kl_align256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 #ifdef __cplusplus
 }

@@ -48,8 +48,6 @@ typedef struct gemv_state {
     kl_f16 *h_y;
 } gemv_state;
 
-static size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
-
 /* ---- sizes of each format ------------------------------------------------- */
 
 static size_t w_bytes(enum gemv_fmt f, const kl_problem *p) {
@@ -74,11 +72,11 @@ static size_t sz_count(enum gemv_fmt f, const kl_problem *p) {
 static void layout(enum gemv_fmt f, const kl_problem *p, size_t *w_off, size_t *s_off, size_t *z_off, size_t *stride) {
     const size_t sz = 2 * sz_count(f, p);
     *w_off = 0;
-    *s_off = align256(w_bytes(f, p));
-    *z_off = *s_off + align256(sz);
+    *s_off = kl_align256(w_bytes(f, p));
+    *z_off = *s_off + kl_align256(sz);
     /* dequant: the fp16 output rotates with the blocks (it is 3.5x their size) */
-    const size_t extra = f == FMT_DEQUANT ? 2 * (size_t)p->n * p->k : align256(sz);
-    *stride = align256(*z_off + extra);
+    const size_t extra = f == FMT_DEQUANT ? 2 * (size_t)p->n * p->k : kl_align256(sz);
+    *stride = kl_align256(*z_off + extra);
 }
 
 static int shape_common(enum gemv_fmt f, kl_problem *p, int m_given, char *msg, size_t len) {
@@ -119,7 +117,7 @@ static size_t device_of(enum gemv_fmt f, const kl_problem *p, int nrot) {
     if (f == FMT_DEQUANT) return total + 4096;
     total += 4 * nk + 8 * ((size_t)p->n + p->k) + 4 * (size_t)p->n;   /* w32, x32, x, yref, y, ybase */
     /* the baseline's fp16 copies: never more than the engine's nrot (they are larger) */
-    if (f != FMT_F16) total += (size_t)nrot * align256(2 * nk);
+    if (f != FMT_F16) total += (size_t)nrot * kl_align256(2 * nk);
     return total;
 }
 
@@ -148,16 +146,6 @@ static void host_uniform_rows(float *w, int n, int k, uint64_t seed) {
     }
 }
 
-static double host_absmax(const float *w, size_t count) {
-    double m = 0.0;
-    #pragma omp parallel for reduction(max : m) schedule(static)
-    for (size_t i = 0; i < count; ++i) {
-        const double a = fabs((double)w[i]);
-        if (a > m) m = a;
-    }
-    return m;
-}
-
 /* ---- the baseline ------------------------------------------------------------ */
 
 /* Row-major W[n][k] is the column-major k x n matrix W^T: y = (W^T)^T x. */
@@ -174,32 +162,23 @@ static void cublas_f16(const gemv_state *s, int use_hsh, const kl_f16 *w, kl_f16
 
 static const kl_f16 *base_weights(const gemv_state *s, int rot) {
     if (s->fmt == FMT_F16) return (const kl_f16 *)(s->rot + (size_t)(rot % s->nrot) * s->copy_stride + s->w_off);
-    return s->wref16 + (size_t)(rot % s->nrot_ref) * (align256(2 * (size_t)s->p.n * s->p.k) / 2);
+    return s->wref16 + (size_t)(rot % s->nrot_ref) * (kl_align256(2 * (size_t)s->p.n * s->p.k) / 2);
 }
 
 /* Median of a few launches of each candidate, rotating like the engine does. */
+typedef struct baseline_launch { gemv_state *s; int hsh; } baseline_launch;
+static void launch_baseline(void *ctx, int i) {
+    const baseline_launch *l = ctx;
+    cublas_f16(l->s, l->hsh, base_weights(l->s, 9 * l->hsh + i), l->s->ybase);
+}
+
 static void pick_baseline(gemv_state *s) {
-    cudaEvent_t a, b;
-    CUDA_CHECK(cudaEventCreate(&a));
-    CUDA_CHECK(cudaEventCreate(&b));
     double best[2];
-    int rot = 0;
     for (int hsh = 0; hsh < 2; ++hsh) {
-        double t[7];
-        for (int i = 0; i < 9; ++i) {
-            CUDA_CHECK(cudaEventRecord(a, s->env->stream));
-            cublas_f16(s, hsh, base_weights(s, rot++), s->ybase);
-            CUDA_CHECK(cudaEventRecord(b, s->env->stream));
-            CUDA_CHECK(cudaEventSynchronize(b));
-            float ms = 0.0f;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-            if (i >= 2) t[i - 2] = ms;                 /* two warm-ups */
-        }
-        best[hsh] = kl_median(t, 7);
+        baseline_launch l = {s, hsh};
+        best[hsh] = kl_median_launch_ms(launch_baseline, &l, 2, 7, s->env->stream);   /* two warm-ups */
     }
     s->use_hsh = best[1] < best[0];
-    CUDA_CHECK(cudaEventDestroy(a));
-    CUDA_CHECK(cudaEventDestroy(b));
 }
 
 /* ---- setup ------------------------------------------------------------------- */
@@ -257,7 +236,7 @@ static void *setup_of(enum gemv_fmt f, const kl_problem *p, int nrot, const kl_e
             kl_dequant_q4_0(hq, k, 0, n, hw);
             break;
         }
-        s->wmax = host_absmax(hw, nk);
+        s->wmax = kl_absmax(hw, nk);
         CUDA_CHECK(cudaMemcpy(c0 + s->w_off, hq, wb, cudaMemcpyHostToDevice));
         if (nsz) {
             CUDA_CHECK(cudaMemcpy(c0 + s->s_off, hs, 2 * nsz, cudaMemcpyHostToDevice));
@@ -277,7 +256,7 @@ static void *setup_of(enum gemv_fmt f, const kl_problem *p, int nrot, const kl_e
             /* the baseline's weights: dequant(W) rounded to fp16, rotated too */
             const int want = kl_rotations(env, 2 * nk);
             s->nrot_ref = want < nrot ? want : nrot;
-            const size_t cstride = align256(2 * nk);
+            const size_t cstride = kl_align256(2 * nk);
             s->wref16 = kl_dmalloc((size_t)s->nrot_ref * cstride);
             kl_f32_to_f16(s->w32, s->wref16, nk, str);
             for (int r = 1; r < s->nrot_ref; ++r)

@@ -21,13 +21,12 @@
 
 #define W4_ROWS 16   /* rows of A and of the reference kept in the cache */
 
-static size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 /* One rotating copy of the weights: nibbles, then scales, then zeros. */
-static size_t w4_q_bytes(const kl_problem *p) { return align256(kl_int4_row_bytes(p->k) * (size_t)p->n); }
-static size_t w4_sz_bytes(const kl_problem *p) { return align256((size_t)kl_int4_groups(p->k) * p->n * 2); }
+static size_t w4_q_bytes(const kl_problem *p) { return kl_align256(kl_int4_row_bytes(p->k) * (size_t)p->n); }
+static size_t w4_sz_bytes(const kl_problem *p) { return kl_align256((size_t)kl_int4_groups(p->k) * p->n * 2); }
 static size_t w4_copy_bytes(const kl_problem *p) { return w4_q_bytes(p) + 2 * w4_sz_bytes(p); }
-static size_t w4_f16_bytes(const kl_problem *p) { return align256((size_t)p->n * p->k * 2); }
+static size_t w4_f16_bytes(const kl_problem *p) { return kl_align256((size_t)p->n * p->k * 2); }
 /* fp16 copies for the baseline: at least as many bytes as the step rotates through. */
 static int w4_nrot_f16(const kl_problem *p, int nrot) {
     if (nrot <= 1) return 1;
@@ -83,9 +82,7 @@ static void cache_build(w4_cache *c, const kl_problem *p, int nrot, const kl_env
     uint16_t *h_s = kl_hmalloc((size_t)ng * n * 2), *h_z = kl_hmalloc((size_t)ng * n * 2);
     kl_quant_int4(h_w, k, 0, n, h_q, h_s, h_z);
     kl_dequant_int4(h_q, h_s, h_z, k, 0, n, h_w);
-    float wmax = 0.0f;
-    #pragma omp parallel for reduction(max : wmax)
-    for (size_t i = 0; i < nk; ++i) wmax = fmaxf(wmax, fabsf(h_w[i]));
+    const double wmax = kl_absmax(h_w, nk);
 
     const size_t cb = w4_copy_bytes(p);
     c->w = kl_dmalloc(cb * (size_t)nrot);
