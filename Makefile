@@ -4,6 +4,7 @@
 #   make ARCH=sm_80 all        build for another GPU (default: GPU 0, else sm_90)
 #   make test                  CPU tests always, GPU tests when a GPU is present
 #   make test TEST_STEPS="0 7" only those steps' tests
+#   make read_floor            ./read_floor: the fastest one launch can read S bytes here
 #   make regs STEP=7 | sass STEP=7 | profile STEP=7 | sanitize STEP=7 | diff A=6 B=7
 
 NVCC      ?= nvcc
@@ -31,7 +32,7 @@ HEADERS   := $(wildcard common/*.h)
 .PHONY: all test clean regs sass profile sanitize diff list FORCE
 .SECONDEXPANSION:
 
-all: $(STEP_BINS)
+all: $(STEP_BINS) read_floor
 
 list:
 	@echo $(STEP_BINS)
@@ -51,12 +52,16 @@ step%: $$(wildcard steps/v$$*_*/*.cu) $(LIB) $(HEADERS) $(if $(DEFS),FORCE)
 	$(NVCC) $(NVCCFLAGS) -o $@ $(filter %.cu,$^) $(LIB) $(LDLIBS)
 FORCE:
 
+# The fastest one launch can read S bytes here (tools/read_floor.cu; run_all.sh runs it).
+read_floor: tools/read_floor.cu $(LIB) $(HEADERS)
+	$(NVCC) $(NVCCFLAGS) -o $@ tools/read_floor.cu $(LIB) $(LDLIBS)
+
 # Builds each step itself, so one broken step is a failed test, not a stopped run.
 test: $(LIB)
 	@TEST_STEPS="$(TEST_STEPS)" tests/run_tests.sh
 
 clean:
-	rm -rf build $(STEP_BINS) tests/bin tests/tmp
+	rm -rf build $(STEP_BINS) read_floor tests/bin tests/tmp
 
 # ---- inspection ---------------------------------------------------------
 STEP ?= 0

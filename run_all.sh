@@ -7,7 +7,7 @@
 #   ./run_all.sh --help
 #
 # Writes results/<gpu>/stepN.csv and stepN.log (one per step), results/<gpu>/summary.md
-# (one table per part, printed at the end too) and plots/<gpu>/*.png.
+# (one table per part, printed at the end too), read_floor.log and plots/<gpu>/*.png.
 # Without a GPU it builds, says so, and shows the committed reference results.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -50,7 +50,7 @@ read -ra steps <<<"$selected"
 
 echo "building ${#steps[@]} steps ..."
 jobs=$(nproc 2>/dev/null || echo 4)
-if ! make -s -j"$jobs" $(printf 'step%s ' "${steps[@]}"); then
+if ! make -s -j"$jobs" $(printf 'step%s ' "${steps[@]}") read_floor; then
     echo "run_all.sh: the build failed (see above)" >&2
     exit 2
 fi
@@ -85,6 +85,18 @@ for s in "${steps[@]}"; do
 done
 echo
 echo "ran ${#steps[@]} steps in $((SECONDS - start)) s on $gpu"
+
+# The fastest one launch can read the bytes of the memory-bound problems
+# (docs/harness.md): MB of fp16 1024^2, 2048^2; int8 4096^2; fp16 4096^2;
+# int4, q4_0, int8, fp16 at 8192^2; the same at 16384^2; 1 GiB.
+echo
+echo "read floor ..."
+floor_args=(--mb 2.1,8.4,16.8,33.6,35.7,37.8,67.1,134.2,142.6,151,268.5,536.9,1073.7)
+[ $quick -eq 1 ] && floor_args+=(--runs 10)
+if ! ./read_floor "${floor_args[@]}" 2>&1 | tee "$res/read_floor.log"; then
+    echo "run_all.sh: read_floor failed (see above)" >&2
+    failed=$((failed + 1))
+fi
 
 tools/tables.sh "$res" "$plt" >"$res/summary.md"
 echo

@@ -102,12 +102,33 @@ __global__ void kl_read_stream_kernel(const float4 *p, size_t n4, float *sink) {
 }
 
 typedef void (*kl_stream_fn)(const float4 *, size_t, float *);
-typedef struct stream_launch { kl_stream_fn kernel; const float4 *buf; size_t n4; float *sink; int blocks; cudaStream_t s; } stream_launch;
+static const kl_stream_fn k_streams[KL_READ_STREAMS] = {
+    kl_read_stream_kernel<false, true>, kl_read_stream_kernel<false, false>,
+    kl_read_stream_kernel<true, true>, kl_read_stream_kernel<true, false>};
+static const char *const k_stream_names[KL_READ_STREAMS] = {"grid-stride __ldcs", "grid-stride __ldg",
+                                                            "chunked __ldcs", "chunked __ldg"};
+
+extern "C" const char *kl_read_stream_name(int variant) { return variant >= 0 && variant < KL_READ_STREAMS ? k_stream_names[variant] : "?"; }
+
+extern "C" void kl_read_stream(int variant, const void *buf, size_t bytes, int blocks, float *sink, cudaStream_t s) {
+    k_streams[variant]<<<blocks, 512, 0, s>>>((const float4 *)buf, bytes / 16, sink);
+    KL_CHECK_LAUNCH();
+}
+
+/* Does nothing (the store never happens): what a launch costs by itself. */
+__global__ void kl_empty_kernel(float *sink) {
+    if (threadIdx.x == 1u << 20) *sink = 0.0f;
+}
+extern "C" void kl_empty_launch(int blocks, float *sink, cudaStream_t s) {
+    kl_empty_kernel<<<blocks, 512, 0, s>>>(sink);
+    KL_CHECK_LAUNCH();
+}
+
+typedef struct stream_launch { int variant; const void *buf; size_t bytes; float *sink; int blocks; cudaStream_t s; } stream_launch;
 static void launch_stream(void *ctx, int i) {
     (void)i;
     const stream_launch *l = (const stream_launch *)ctx;
-    l->kernel<<<l->blocks, 512, 0, l->s>>>(l->buf, l->n4, l->sink);   /* 512 x 4 blocks: 2048 threads per SM */
-    KL_CHECK_LAUNCH();
+    kl_read_stream(l->variant, l->buf, l->bytes, l->blocks, l->sink, l->s);
 }
 
 extern "C" double kl_read_bandwidth_gbps(const kl_env *env) {
@@ -122,10 +143,8 @@ extern "C" double kl_read_bandwidth_gbps(const kl_env *env) {
     float4 *buf = (float4 *)kl_dmalloc(bytes);
     float *sink = (float *)kl_dmalloc(sizeof(float));
     kl_fill_uniform_f32((float *)buf, n4 * 4, 0.0f, 1.0f, 1, env->stream);
-    const kl_stream_fn kernels[4] = {kl_read_stream_kernel<false, true>, kl_read_stream_kernel<false, false>,
-                                     kl_read_stream_kernel<true, true>, kl_read_stream_kernel<true, false>};
-    for (int v = 0; v < 4; ++v) {
-        stream_launch l = {kernels[v], buf, n4, sink, env->sms * 4, env->stream};
+    for (int v = 0; v < KL_READ_STREAMS; ++v) {
+        stream_launch l = {v, buf, n4 * 16, sink, env->sms * 4, env->stream};   /* 512 x 4 blocks: 2048 threads per SM */
         const double gbps = (double)bytes / (kl_median_launch_ms(launch_stream, &l, 1, 11, env->stream) * 1e-3) / 1e9;
         if (gbps > cached) cached = gbps;
     }

@@ -14,6 +14,8 @@
 
 static char g_prog[32] = "step";
 
+void kl_set_prog(const char *name) { snprintf(g_prog, sizeof g_prog, "%s", name); }
+
 void kl_cuda_fail(cudaError_t err, const char *call, const char *file, int line) {
     fprintf(stderr, "%s: CUDA error: %s failed at %s:%d: %s\n", g_prog, call, file, line,
             cudaGetErrorString(err));
@@ -88,6 +90,28 @@ double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warm
     return med;
 }
 
+double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, cudaStream_t s) {
+    cudaEvent_t *ev = kl_hmalloc(sizeof(cudaEvent_t) * 2 * (size_t)n);
+    double *t = kl_hmalloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventCreate(&ev[i]));
+    for (int i = 0; i < n; ++i) {   /* all queued first: the GPU never waits for the host between runs */
+        CUDA_CHECK(cudaEventRecord(ev[2 * i], s));
+        launch(ctx, i);
+        CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], s));
+    }
+    CUDA_CHECK(cudaEventSynchronize(ev[2 * n - 1]));
+    for (int i = 0; i < n; ++i) {
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+        t[i] = ms * 1e3;
+    }
+    const double med = kl_median(t, n);
+    for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventDestroy(ev[i]));
+    free(ev);
+    free(t);
+    return med;
+}
+
 /* ---- problems ------------------------------------------------------------ */
 
 typedef struct plist { kl_problem *p; int *m_given; int n, cap; } plist;
@@ -137,6 +161,18 @@ static void body(const kl_op *op, void *st, const kl_kernel *kern, int rot, cuda
     else op->run_ref(st, rot, s);
 }
 
+typedef struct timed_body {
+    const kl_op *op;
+    void *st;
+    const kl_kernel *kern;
+    int nrot, rot0;
+    cudaStream_t s;
+} timed_body;
+static void launch_body(void *ctx, int i) {
+    const timed_body *t = (const timed_body *)ctx;
+    body(t->op, t->st, t->kern, (t->rot0 + i) % t->nrot, t->s);
+}
+
 /* Median time of one launch in microseconds: warm-up runs first (they also
  * estimate the cost), then as many timed runs as fit the budget, each between
  * its own pair of events, all queued before one synchronize.  kern == NULL
@@ -162,25 +198,8 @@ static double time_us(const kl_cli *c, const kl_env *env, const kl_op *op, void 
     CUDA_CHECK(cudaEventDestroy(b));
 
     const int n = kl_repeats(est_ms, c->budget_ms, c->iters < 3 ? c->iters : 3, c->iters);
-    cudaEvent_t *ev = kl_hmalloc(sizeof(cudaEvent_t) * 2 * (size_t)n);
-    double *t = kl_hmalloc(sizeof(double) * (size_t)n);
-    for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventCreate(&ev[i]));
-    for (int i = 0; i < n; ++i) {
-        CUDA_CHECK(cudaEventRecord(ev[2 * i], env->stream));
-        body(op, st, kern, rot++ % nrot, env->stream);
-        CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], env->stream));
-    }
-    CUDA_CHECK(cudaEventSynchronize(ev[2 * n - 1]));
-    for (int i = 0; i < n; ++i) {
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-        t[i] = ms * 1e3;
-    }
-    const double med = kl_median(t, n);
-    for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventDestroy(ev[i]));
-    free(ev);
-    free(t);
-    return med;
+    timed_body tb = {op, st, kern, nrot, rot, env->stream};
+    return kl_median_queued_us(launch_body, &tb, n, env->stream);
 }
 
 /* ---- the check --------------------------------------------------------------- */

@@ -85,8 +85,16 @@ void kl_f32_to_f16(const float *in, kl_f16 *out, size_t n, cudaStream_t s);
 void kl_poison(void *d, size_t bytes, cudaStream_t s);
 /* Streaming-read bandwidth of the current GPU in GB/s (measured once). */
 double kl_read_bandwidth_gbps(const kl_env *env);
+/* The read streams behind it (16-byte loads, 512-thread blocks, nothing
+ * written): variant 0..KL_READ_STREAMS-1 reads `bytes` (a multiple of 16)
+ * from buf with `blocks` blocks.  And a launch that does nothing. */
+#define KL_READ_STREAMS 4
+void kl_read_stream(int variant, const void *buf, size_t bytes, int blocks, float *sink, cudaStream_t s);
+const char *kl_read_stream_name(int variant);
+void kl_empty_launch(int blocks, float *sink, cudaStream_t s);
 
 /* ---- host helpers ------------------------------------------------------- */
+void kl_set_prog(const char *name);                /* the name error messages start with */
 void *kl_dmalloc(size_t bytes);                    /* cudaMalloc or exit 3 */
 void *kl_hmalloc(size_t bytes);                    /* malloc or exit 3 */
 void kl_copy_to_host(void *h, const void *d, size_t bytes);
@@ -98,6 +106,10 @@ int kl_rotations(const kl_env *env, size_t bytes_per_copy);
  * call to use); the step and its baseline are timed by the engine. */
 double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
                            cudaStream_t s);
+/* Median time in us of n launches of launch(ctx, i), each between its own
+ * pair of events, all queued before one synchronize: how the engine times the
+ * step and cuBLAS (after its warm-up), and how tools/read_floor times reads. */
+double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, cudaStream_t s);
 /* Buffers inside one allocation start on 256-byte boundaries. */
 static inline size_t kl_align256(size_t b) { return (b + 255) & ~(size_t)255; }
 

@@ -69,6 +69,15 @@ if [ $gpu -eq 0 ] && [ -x ./step0 ]; then
     check "no GPU: step0 says so in one line and exits 3" expect_exit 3 "no usable CUDA GPU" ./step0
     check "no GPU: run_all.sh builds, says so, exits 0" bash -c './run_all.sh --steps 0 >'"$tmp"'/ra.out 2>&1 && grep -q "no NVIDIA GPU found" '"$tmp"'/ra.out'
 fi
+if make -s read_floor >"$tmp/build_floor.log" 2>&1; then
+    ok "build read_floor"
+    check "read_floor --help exits 0" ./read_floor --help
+    check "read_floor --mb abc -> exit 2" expect_exit 2 "sizes in MB" ./read_floor --mb abc
+    check "read_floor --mb 0 -> exit 2" expect_exit 2 "sizes in MB" ./read_floor --mb 0
+    check "read_floor --runs 2 -> exit 2" expect_exit 2 "from 3 to 1000" ./read_floor --runs 2
+    check "read_floor stray argument -> exit 2" expect_exit 2 "unexpected argument" ./read_floor 35.7
+    [ $gpu -eq 0 ] && check "no GPU: read_floor says so in one line and exits 3" expect_exit 3 "no usable CUDA GPU" ./read_floor
+else bad "build read_floor: $(grep -m1 -i error "$tmp/build_floor.log")"; fi
 check "run_all.sh --help exits 0" ./run_all.sh --help
 check "run_all.sh --steps abc -> exit 2" expect_exit 2 "not a step number" ./run_all.sh --steps abc
 check "run_all.sh --steps 99 -> exit 2" expect_exit 2 "no step 99" ./run_all.sh --steps 99
@@ -157,6 +166,15 @@ else
             skp "step$s compute-sanitizer: not installed (it ships with the CUDA toolkit)"
         fi
     done
+    if [ -x ./read_floor ]; then
+        # 8 MB must take longer than 1 MB and no size may beat the 1 GiB read ceiling by more than 5%
+        check "read_floor --mb 1,8: two sizes, the larger slower, neither above the ceiling" bash -c '
+            ./read_floor --mb 1,8 --runs 5 >'"$tmp"'/floor.out 2>&1 || exit 1
+            c=$(sed -n "s/.*read ceiling (1 GiB stream) \([0-9]*\) GB\/s.*/\1/p" '"$tmp"'/floor.out)
+            awk -v c="$c" '"'"'$1 == "1.0" { a = $2; ga = $3 } $1 == "8.0" { b = $2; gb = $3 }
+                END { exit !(c > 0 && a > 0 && b > a && ga < 1.05 * c && gb < 1.05 * c) }'"'"' '"$tmp"'/floor.out'
+        check "--device N on this machine -> read_floor exit 2" expect_exit 2 "this machine has" ./read_floor --device "$(nvidia-smi -L | wc -l)"
+    fi
     ngpu=$(nvidia-smi -L | wc -l)
     check "--device $ngpu on a $ngpu-GPU machine -> exit 2" expect_exit 2 "this machine has" ./step0 --device "$ngpu"
 fi

@@ -1,0 +1,181 @@
+/*
+ * read_floor - how fast can one launch read S bytes on this GPU?
+ *
+ * The read ceiling in every step's header is a stream over 1 GiB: the rate
+ * once the chip is saturated.  A smaller problem never sees that rate from
+ * start to end: the launch itself, the first trip to DRAM with cold caches,
+ * and the last wave's tail cost the same few microseconds at any size, and at
+ * 8192^2 (tens of MB, ~10-20 us) they are a large part of the time.  This
+ * program measures that floor directly: for each size it reads S bytes with
+ * the harness's own read streams (common/device.cu: four kernels) at grids of
+ * 1, 2, 4 and 8 blocks of 512 threads per SM, L2 cold (copies rotate as for a
+ * step), timed exactly as the engine times a step and cuBLAS (queued event
+ * pairs, median), and prints the best.  No kernel that must read S bytes in
+ * one launch can beat it here, so x cuBLAS at most = cuBLAS time / floor.
+ *
+ * usage: ./read_floor [--mb LIST] [--runs N] [--device N]
+ *   --mb LIST   sizes in MB (10^6 bytes), comma-separated, 0.1 .. 16384
+ *               (default 1,2,4,8,16,32,64,128,256,512,1024)
+ * exit status: 0 ok, 2 bad usage or too large, 3 no usable GPU
+ *
+ * Build and run:   make read_floor && ./read_floor --mb 35.7,151
+ */
+#include "op.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZES 64
+
+static int usage(const char *msg, const char *arg) {
+    fprintf(stderr, "read_floor: %s%s%s (see ./read_floor --help)\n", msg, arg ? ": " : "", arg ? arg : "");
+    return KL_EXIT_USAGE;
+}
+
+static int parse_mb(const char *list, double *mb, int *n) {
+    char buf[1024];
+    if (strlen(list) >= sizeof buf) return 1;
+    strcpy(buf, list);
+    *n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end = NULL;
+        errno = 0;
+        const double v = strtod(t, &end);
+        if (errno || end == t || *end || !(v >= 0.1 && v <= 16384.0) || *n == MAX_SIZES) return 1;
+        mb[(*n)++] = v;
+    }
+    return *n == 0;
+}
+
+typedef struct floor_launch {
+    int variant, blocks, nrot;
+    const char *base;
+    size_t bytes;
+    float *sink;
+    cudaStream_t s;
+} floor_launch;
+
+static void launch_read(void *ctx, int i) {
+    const floor_launch *l = (const floor_launch *)ctx;
+    kl_read_stream(l->variant, l->base + (size_t)(i % l->nrot) * l->bytes, l->bytes, l->blocks, l->sink, l->s);
+}
+
+static void launch_empty(void *ctx, int i) {
+    (void)i;
+    const floor_launch *l = (const floor_launch *)ctx;
+    kl_empty_launch(1, l->sink, l->s);
+}
+
+static double median_us(void (*launch)(void *, int), floor_launch *l, int runs) {
+    for (int w = 0; w < 2; ++w) launch(l, w);   /* warm-up: code loaded, clocks up */
+    CUDA_CHECK(cudaStreamSynchronize(l->s));
+    return kl_median_queued_us(launch, l, runs, l->s);
+}
+
+int main(int argc, char **argv) {
+    kl_set_prog("read_floor");
+    double mb[MAX_SIZES] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    int nmb = 11, runs = 30, device = 0;
+    static const struct option opts[] = {{"mb", required_argument, 0, 'm'},
+                                         {"runs", required_argument, 0, 'r'},
+                                         {"device", required_argument, 0, 'd'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    opterr = 0;
+    for (int o; (o = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        char *end = NULL;
+        long v;
+        switch (o) {
+        case 'm':
+            if (parse_mb(optarg, mb, &nmb))
+                return usage("--mb wants sizes in MB between 0.1 and 16384, comma-separated, e.g. --mb 35.7,151", optarg);
+            break;
+        case 'r':
+        case 'd':
+            errno = 0;
+            v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < (o == 'r' ? 3 : 0) || v > (o == 'r' ? 1000 : 1024))
+                return usage(o == 'r' ? "--runs wants a whole number from 3 to 1000" : "--device wants a GPU number", optarg);
+            if (o == 'r') runs = (int)v; else device = (int)v;
+            break;
+        case 'h':
+            printf("usage: read_floor [--mb LIST] [--runs N] [--device N]\n"
+                   "  the fastest one launch can read each size on this GPU, L2 cold, timed as the steps are\n"
+                   "  --mb LIST   sizes in MB (10^6 bytes), comma-separated, 0.1..16384 (default 1,2,4,...,1024)\n"
+                   "  --runs N    timed runs per kernel and grid (default 30; the median is kept)\n"
+                   "  --device N  CUDA device to use (default 0)\n"
+                   "exit status: 0 ok, 2 bad usage or too large, 3 no usable GPU\n");
+            return KL_EXIT_OK;
+        default:
+            return usage("unknown or incomplete option", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return usage("unexpected argument", argv[optind]);
+
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        fprintf(stderr, "read_floor: no usable CUDA GPU (%s): this program needs an NVIDIA GPU and its driver; "
+                        "check with nvidia-smi\n", e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+        return KL_EXIT_NO_GPU;
+    }
+    if (device >= count) {
+        fprintf(stderr, "read_floor: --device %d: this machine has %d GPU%s, numbered 0..%d\n", device, count,
+                count > 1 ? "s" : "", count - 1);
+        return KL_EXIT_USAGE;
+    }
+    CUDA_CHECK(cudaSetDevice(device));
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    kl_env env;
+    memset(&env, 0, sizeof env);
+    env.device = device;
+    env.sms = prop.multiProcessorCount;
+    env.l2_bytes = (size_t)prop.l2CacheSize;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
+    float *sink = (float *)kl_dmalloc(sizeof(float));
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const double ceiling = kl_read_bandwidth_gbps(&env);
+    printf("read_floor: the fastest single launch that reads S bytes, L2 cold\n");
+    printf("GPU %d: %s, %d SMs, L2 %d MiB; read ceiling (1 GiB stream) %.0f GB/s\n", device, prop.name, env.sms,
+           prop.l2CacheSize >> 20, ceiling);
+    printf("timing: median of %d runs, each between its own events, all queued (as the steps are timed); "
+           "best of %d read streams x grids of 1, 2, 4, 8 blocks of 512 per SM\n\n", runs, KL_READ_STREAMS);
+    printf("%10s %10s %9s %7s  %s\n", "MB", "time(us)", "GB/s", "%ceil", "fastest");
+    floor_launch l = {0, 1, 1, NULL, 0, sink, env.stream};
+    printf("%10s %10.2f %9s %7s  %s\n", "0", median_us(launch_empty, &l, runs), "-", "-",
+           "an empty kernel: what a launch costs by itself");
+
+    for (int i = 0; i < nmb; ++i) {
+        const size_t bytes = ((size_t)(mb[i] * 1e6) + 255) & ~(size_t)255;
+        size_t free_b = 0, total_b = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+        const int want = kl_rotations(&env, bytes);
+        int nrot = want;
+        while (nrot > 1 && (double)bytes * nrot > 0.8 * (double)free_b) --nrot;
+        if ((double)bytes * nrot > 0.8 * (double)free_b) {
+            fprintf(stderr, "read_floor: %.1f MB does not fit in the %.1f GB free on this GPU: use smaller sizes\n",
+                    mb[i], free_b / 1e9);
+            return KL_EXIT_USAGE;
+        }
+        char *buf = (char *)kl_dmalloc(bytes * (size_t)nrot);
+        CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes * (size_t)nrot, env.stream));
+        double best = 1e300;
+        int best_v = 0, best_b = 0;
+        for (int v = 0; v < KL_READ_STREAMS; ++v)
+            for (int per_sm = 1; per_sm <= 8; per_sm *= 2) {
+                floor_launch r = {v, env.sms * per_sm, nrot, buf, bytes, sink, env.stream};
+                const double us = median_us(launch_read, &r, runs);
+                if (us < best) best = us, best_v = v, best_b = per_sm;
+            }
+        CUDA_CHECK(cudaFree(buf));
+        const double gbps = (double)bytes / (best * 1e-6) / 1e9;
+        printf("%10.1f %10.2f %9.0f %7.1f  %s, %d x %d blocks%s\n", bytes / 1e6, best, gbps, 100.0 * gbps / ceiling,
+               kl_read_stream_name(best_v), env.sms, best_b, nrot == want ? "" : " (fewer copies than a cold L2 needs: memory)");
+    }
+    CUDA_CHECK(cudaFree(sink));
+    return KL_EXIT_OK;
+}
