@@ -372,6 +372,16 @@ int kl_main(int argc, char **argv, const kl_step *step) {
             return KL_EXIT_USAGE;
         }
     }
+    /* Shaping can make problems equal (a GEMV fixes m = 1, so -n 8192 -k 8192
+     * over five default sizes is one problem): run each once. */
+    int nu = 0;
+    for (int i = 0; i < pl.n; ++i) {
+        int dup = 0;
+        for (int j = 0; j < nu && !dup; ++j)
+            dup = pl.p[j].m == pl.p[i].m && pl.p[j].n == pl.p[i].n && pl.p[j].k == pl.p[i].k;
+        if (!dup) pl.m_given[nu] = pl.m_given[i], pl.p[nu++] = pl.p[i];
+    }
+    pl.n = nu;
 
     FILE *csv = NULL;
     if (c.csv) {

@@ -153,6 +153,10 @@ else
                     elif [ $rc -eq 2 ] && grep -q "multiple of" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "step$s rejects K=$kk in one line: $(cat "$tmp/err")"
                     else bad "step$s K=$kk: exit $rc: $(head -c 300 "$tmp/err") $(grep -m3 FAIL "$tmp/out")"; fi
                 done
+                check "step$s -n 256 -k 256 runs one problem, not one per default size" bash -c '
+                    ./step'"$s"' --check-only -n 256 -k 256 --csv '"$tmp"'/nk.csv >/dev/null 2>&1 &&
+                    ./step'"$s"' --check-only --sizes 256 --csv '"$tmp"'/s.csv >/dev/null 2>&1 &&
+                    [ "$(wc -l <'"$tmp"'/nk.csv)" -eq "$(wc -l <'"$tmp"'/s.csv)" ]'
                 san="-n 67 -k 256"; huge="-n 100000000 -k 4096" ;;
         esac
         check "step$s: too big for the GPU -> exit 2 saying how much" expect_exit 2 "GiB of device memory" ./step$s $huge
