@@ -19,34 +19,39 @@
  * W is the mma's 16-row operand and A its 8-column one, so no tensor-core
  * row is padding: one mma per 16 x 16 weights at M <= 8, two at M = 9..16.
  *
- * Instructions: a warp owns 16 rows of W and spends 178 (M <= 8) to 201
+ * Instructions: a warp owns 16 rows of W and spends ~180 (M <= 8) to ~200
  * (M > 8) instructions on one group of 128 k of them (2048 weights, 1 KB):
- * 72 dequantize (9 per 8 weights), 8 or 16 are mma, 20 or 40 read A, the
- * rest load scales, address and run the pipeline.  3 TB/s is 23 bytes per ns
- * per SM: a warp-group (1 KB) every ~80 cycles at 1.75 GHz, so ~2.4 of the 4
- * instructions per cycle that an SM's four schedulers can issue.  Under the
- * limit, but not by much.  (With A as the 16-row operand this step spent
- * ~625 instructions per 32 rows: 4 per cycle, all that the SM can issue.)
+ * 72 dequantize (9 per 8 weights), 8 or 16 are mma, 4 or 8 read A, the rest
+ * load scales, address and run the pipeline; ncu counts 200 and 224 with the
+ * prologue and the epilogue.  3 TB/s is 23 bytes per ns per SM: a warp-group
+ * (1 KB) every ~80 cycles at 1.75 GHz, so ~2.4 of the 4 instructions per
+ * cycle that an SM's four schedulers can issue.  Under the limit, but not by
+ * much, and at M = 16 the issue rate shows in the time.
  *
- * Bytes in flight: to stream 3 TB/s with ~1 us of DRAM latency under load,
- * each SM needs ~23 KB of loads outstanding.  cp.async copies a group (8 KB
- * of nibbles for the block's 128 rows, and A) into a ring of STAGES = 3 slots
- * in shared memory, two groups ahead of the one being multiplied; no
- * register holds them.
+ * Pipeline: cp.async copies a stage (KG = 2 groups: 16 KB of nibbles for the
+ * block's 128 rows, and A) into one of STAGES = 2 slots of shared memory
+ * while the other is multiplied: one wait and one barrier per 2 groups, and
+ * each row's 128 bytes of a stage are one L2 line.  Deeper rings measured
+ * slower: all blocks start at once, and every stage in the prologue is
+ * bytes that DRAM must deliver before any block can start to compute.
+ * Each thread pairs up the columns of the A chunks it copied, in shared
+ * memory, once per stage, so the fragment reads need no prmt (-28
+ * instructions per group at M = 16).
  *
- * Decomposition: a block (8 warps, 80 registers a thread: 3 blocks per SM)
- * owns BN = 128 columns of C (rows of W) and all M rows.  8192 / 128 = 64
- * tiles: data parallel ("dp", one block per tile, all of K) fills 64 of 132
- * SMs.  SplitK also cuts K into S slices: 64 x S blocks, each adding its
- * partial tile into C ("splitk": atomicAdd, C zeroed first) or writing it to
- * a workspace that a second kernel sums in a fixed order ("splitk_det": the
- * same bits every run).  S comes from the table below (measured: see the
- * doc), or --split.  splitk zeroes C with a kernel that the GEMM overlaps
- * (programmatic dependent launch, sm_90): a memset in front cost ~1.5 us.
+ * Decomposition: a block (8 warps) owns BN = 128 columns of C (rows of W)
+ * and all M rows.  8192 / 128 = 64 tiles: data parallel ("dp", one block per
+ * tile, all of K) fills 64 of 132 SMs.  SplitK also cuts K into S slices:
+ * 64 x S blocks, each adding its partial tile into C ("splitk": atomicAdd)
+ * or writing it to a workspace that a second kernel sums in a fixed order
+ * ("splitk_det": the same bits every run).  S comes from the table below
+ * (measured: see the doc), or --split; it is about one wave: 77 registers a
+ * thread at M <= 8 (3 blocks per SM), 99 at M > 8 (2).  splitk zeroes C in
+ * the same kernel: the blocks of split 0 zero their tile first and raise a
+ * flag that the others check before their atomics.
  *
- * Measured (H100, 8192 x 8192, S = 4): splitk 20.6-20.8 us at M = 1..8
- * (1.73 TB/s, 2.4x cuBLAS fp16), 24.1 us at M = 16 (2.1x).  DRAM is 57% busy
- * and the schedulers 41%: the doc shows where the rest goes.
+ * Measured (H100, 8192 x 8192, one run): splitk 20.4-20.9 us at M = 1..8
+ * with S = 4 and 19.9-20.0 us with S = 6 (2.4-2.5x cuBLAS fp16, ~50 us),
+ * 23.1-23.3 us at M = 16 (2.2x).  The doc shows where the rest goes.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -62,14 +67,20 @@
 #ifndef WARPS
 #define WARPS 8    // warps per block, side by side along N: BN = 8 x 16 = 128 rows of W
 #endif
+#ifndef KG
+#define KG 2       // groups of 128 k per pipeline stage: one wait and one barrier per KG groups
+#endif
 #ifndef STAGES
-#define STAGES 3   // groups of 128 k in shared memory: STAGES - 1 of them in flight
+#define STAGES 2   // stages in shared memory: STAGES - 1 of them in flight while one is used
 #endif
 #ifndef MIN_BLOCKS
-#define MIN_BLOCKS 3   // blocks per SM we ask registers for: 3 x 256 threads -> <= 85 registers
+#define MIN_BLOCKS 2   // blocks per SM we ask registers for: 2 x 256 threads -> <= 128 registers
+#endif
+#ifndef ILV
+#define ILV 0      // 1: split s takes stages s, s + S, s + 2S ... of K; 0: a contiguous slice
 #endif
 #ifndef PDL
-#define PDL 1      // 1: programmatic dependent launch hides splitk's zeroing of C (sm_90); 0: cudaMemsetAsync
+#define PDL 1      // 1: splitk_det's summing kernel launches while the GEMM runs (sm_90)
 #endif
 #ifndef L2_PREFETCH
 #define L2_PREFETCH 128   // bytes an L2 miss of a weight copy fetches from DRAM: 0 (the sector), 128, 256
@@ -79,23 +90,25 @@
 #define ROWS (2 * MT)   // W rows per thread: g and g + 8 of each m16 tile
 static_assert(MT >= 1 && MT <= 4, "MT m16 tiles: 8 * MT accumulator registers per n8 of M");
 static_assert(WARPS >= 1 && WARPS * 32 <= 1024, "a block has at most 1024 threads");
+static_assert(KG >= 1 && KG <= 4, "KG groups of 128 k per stage");
 static_assert(STAGES >= 2, "a pipeline needs a stage to fill while one is used");
 static_assert(GROUP == 4 * 32, "4 threads x 32 nibbles cover one group of a row");
 static_assert(L2_PREFETCH == 0 || L2_PREFETCH == 128 || L2_PREFETCH == 256, "cp.async knows .L2::128B and ::256B");
 
-// One pipeline stage: one group (128 k) of the block's BN rows of W, and of A.
-struct Stage {
-    uint4 w[WARPS][ROWS][32];   // 16 bytes per thread per row: BN x 64 B = 8 KB
-    uint4 a[16][16];            // 16 rows x 128 halves (swizzled 16-byte chunks) = 4 KB
+// One pipeline stage: KG groups (128 k each) of the block's BN rows of W and
+// of A's AROWS rows (8 when M <= 8, else 16).
+template <int AROWS> struct Stage {
+    uint4 w[KG][WARPS][ROWS][32];   // 16 bytes per thread and row: KG x BN x 64 B = 16 KB
+    uint4 a[KG][AROWS][16];         // AROWS x 128 halves in swizzled 16-byte chunks: 4 or 8 KB
 };
-static_assert(STAGES * sizeof(Stage) <= 48 * 1024, "static shared memory is at most 48 KB");
+template <int AROWS> constexpr int smem_bytes() { return STAGES * (int)sizeof(Stage<AROWS>); }   // 40 or 48 KB
+static_assert(smem_bytes<16>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
 
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL };
 
 // Asynchronous 16-byte copy global -> shared (L2 only): no register holds the
-// data in flight, so STAGES - 1 groups can be on their way at little cost.
-// The weights' copies ask the L2 to fetch more than the 64 bytes a row's group
-// needs: the row's next groups are what this block reads next.
+// data in flight.  The weights' copies ask the L2 to fetch the whole 128-byte
+// line: with KG = 2 that is exactly a row's share of one stage.
 #if L2_PREFETCH == 256
 #define CP_ASYNC_W "cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"
 #elif L2_PREFETCH == 128
@@ -110,13 +123,14 @@ __device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
+// "memory": the compiler must not move shared-memory reads of the landed data above the wait.
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
 // Programmatic dependent launch (sm_90): a kernel launched with the PDL
 // attribute may start while the kernel before it in the stream still runs,
 // once every block of that one has called griddep_launch_dependents; it must
 // griddep_wait (which returns once the earlier kernel has finished and its
-// writes are visible) before it touches what the earlier kernel writes.
+// writes are visible) before it reads what the earlier kernel writes.
 // Without the attribute, or before sm_90, both are no-ops.
 __device__ __forceinline__ void griddep_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -127,6 +141,18 @@ __device__ __forceinline__ void griddep_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;");
 #endif
+}
+
+// A flag in global memory that one block raises and others wait for: release
+// orders the raiser's earlier writes (made visible to it by __syncthreads)
+// before the flag, acquire the waiter's later ones after it.
+__device__ __forceinline__ void flag_release(unsigned *f, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned flag_acquire(const unsigned *f) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    return v;
 }
 
 // D = A (16x16, row) * B (16x8, col) + D, fp16 operands, fp32 accumulators.
@@ -155,7 +181,7 @@ __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
 // (0x6400, passed in a register as magic) gives the fp16 number 1024 + q; a
 // nibble at bits 4-7 gives 1024 + 16q.  One mask reaches two nibbles 16 bits
 // apart, so the pairs come out as columns (0,4) (1,5) (2,6) (3,7); A is
-// permuted to match (read_a).  z is an integer 0..15 (kl_quant_int4), so
+// paired up to match (pair_up).  z is an integer 0..15 (kl_quant_int4), so
 // 1024 + z is exact in fp16.
 __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const __half2 sixteenth = __float2half2_rn(1.0f / 16.0f);
@@ -171,39 +197,42 @@ __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z10
 // XOR the 8 threads of a quarter-warp would hit only 2 of the 8 bank groups.
 __device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 1); }
 
-// Chunk w (columns 8w..8w+7) of this thread's 32 halves of row r (columns
-// 32t..32t+31 of the group), as mma fragment words in the order dequant8
-// produces the weights: pairs of columns (0,4) (1,5) (2,6) (3,7).  prmt picks
-// two 16-bit halves out of two words.
-__device__ __forceinline__ void read_a(const Stage &st, int r, int t, int w, uint32_t a[4]) {
-    const int c = 4 * t + w;
-    const uint4 x = st.a[r][c ^ swz(c, r)];   // x.x = columns (0,1), x.y = (2,3), x.z = (4,5), x.w = (6,7)
-    a[0] = __byte_perm(x.x, x.z, 0x5410);     // (0, 4)
-    a[1] = __byte_perm(x.x, x.z, 0x7632);     // (1, 5)
-    a[2] = __byte_perm(x.y, x.w, 0x5410);     // (2, 6)
-    a[3] = __byte_perm(x.y, x.w, 0x7632);     // (3, 7)
+// A 16-byte chunk of A (columns 0..7) in the order dequant8 produces the
+// weights: pairs of columns (0,4) (1,5) (2,6) (3,7).  prmt picks two 16-bit
+// halves out of two words.  Each chunk is permuted once, in shared memory, by
+// the thread that copied it (in the main loop), not at every read.
+__device__ __forceinline__ uint4 pair_up(uint4 x) {   // x.x = columns (0,1), x.y = (2,3), x.z = (4,5), x.w = (6,7)
+    return make_uint4(__byte_perm(x.x, x.z, 0x5410), __byte_perm(x.x, x.z, 0x7632),    // (0,4) (1,5)
+                      __byte_perm(x.y, x.w, 0x5410), __byte_perm(x.y, x.w, 0x7632));   // (2,6) (3,7)
 }
 
-// One block: BN columns of C, all M rows, groups [grp0, grp1) of K (its split).
+// One block: BN columns of C, all M rows, its split's stages of K.
 // The weights are the 16-row operand of the mma (A in PTX's names) and the
 // activations the 8-column one (B): M <= 8 needs one mma per 16 x 16 of W,
 // M = 9..16 two (M_HI: activation rows 8..15 are real).
+// splitk (OUT_ATOMIC) zeroes C itself: the blocks of split 0 zero their tile
+// first and raise flags[tile] to this launch's epoch; the other splits wait
+// for it before their atomics, at the end (by then it is long raised).
 template <bool M_HI>
 __global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
-w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
+w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     __trap();   // mma.sync and cp.async need sm_80; the harness stops earlier (min_cc)
 #else
-    __shared__ Stage sm[STAGES];   // 3 x 12 KB = 36 KB
+    constexpr int AROWS = M_HI ? 16 : 8;
+    extern __shared__ uint4 smem_raw[];   // STAGES x Stage<AROWS>: 2 x 20 or 24 KB
+    Stage<AROWS> *sm = reinterpret_cast<Stage<AROWS> *>(smem_raw);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
-    const int M = p.m, N = p.n, K = p.k, G = K / GROUP;
+    const int M = p.m, N = p.n, K = p.k, G = K / GROUP, NST = (G + KG - 1) / KG;   // NST stages in K
     const int split = blockIdx.y;
-    const int grp0 = (int)((long long)G * split / splits);
-    const int grp1 = (int)((long long)G * (split + 1) / splits);
+#if ILV
+    const int first = split, end = NST, step = splits;   // stages s, s + S, ...
+#else
+    const int first = (int)((long long)NST * split / splits), end = (int)((long long)NST * (split + 1) / splits), step = 1;
+#endif
     const int nbase = blockIdx.x * BN + warp * 16 * MT;   // first W row (column of C) of this warp
     const __half *A = reinterpret_cast<const __half *>(p.a);
-    constexpr int AROWS = M_HI ? 16 : 8;
     griddep_launch_dependents();   // splitk_det's sum_splits may launch now (it waits for us)
 
     // Thread (g, t) owns W rows nbase + 16i + g and + 8 (i < MT): it copies
@@ -222,109 +251,158 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
         zsrc[j] = reinterpret_cast<const __half *>(p.zeros) + row * G;
         ssrc[j] = reinterpret_cast<const __half *>(p.scales) + row * G;
     }
-    // A is copied by the whole block, 16 bytes a thread; rows past M repeat row M-1.
-    constexpr int ACOPY = (AROWS * 16 + WARPS * 32 - 1) / (WARPS * 32);   // chunks per thread
+    // A is copied by the whole block, 16 bytes a thread per copy: chunk i of a
+    // stage is chunk i % 16 of row (i / 16) % AROWS of the stage's group
+    // i / (16 AROWS).  Rows past M repeat row M-1.  At M <= 8 every thread
+    // copies one chunk per stage, at M > 8 two.
+    constexpr int ACHUNKS = KG * AROWS * 16;
+    constexpr int ACOPY = (ACHUNKS + WARPS * 32 - 1) / (WARPS * 32);   // chunks per thread
     const __half *asrc[ACOPY];
-    int adst[ACOPY];
+    int adst[ACOPY], akg[ACOPY];
 #pragma unroll
     for (int q = 0; q < ACOPY; ++q) {
-        const int i = threadIdx.x + q * WARPS * 32, r = min(i / 16, AROWS - 1), c = i % 16;
-        asrc[q] = A + (size_t)min(r, M - 1) * K + 8 * c;
-        adst[q] = (int)offsetof(Stage, a) + (r * 16 + (c ^ swz(c, r))) * 16;
+        const int i = min((int)threadIdx.x + q * WARPS * 32, ACHUNKS - 1);
+        const int kg = i / (AROWS * 16), r = (i / 16) % AROWS, c = i % 16;
+        akg[q] = kg;
+        asrc[q] = A + (size_t)min(r, M - 1) * K + kg * GROUP + 8 * c;
+        adst[q] = (int)offsetof(Stage<AROWS>, a) + ((kg * AROWS + r) * 16 + (c ^ swz(c, r))) * 16;
     }
+    // Does this thread copy chunk q of the stage that starts at group gr?
+    auto a_mine = [&](int q, int gr) {
+        return (ACOPY * WARPS * 32 == ACHUNKS || (int)threadIdx.x + q * WARPS * 32 < ACHUNKS) && gr + akg[q] < G;
+    };
     const unsigned smem = (unsigned)__cvta_generic_to_shared(sm);
-    const int wdst = (int)offsetof(Stage, w) + (warp * ROWS * 32 + lane) * 16;
+    const int wdst = (int)offsetof(Stage<AROWS>, w) + (warp * ROWS * 32 + lane) * 16;
 
-    // Start the copies of group gr into a stage.
-    auto issue = [&](int gr, int slot) {
-        if (gr < grp1) {
-            const unsigned st = smem + slot * (unsigned)sizeof(Stage);
+    // Start the copies of stage i (groups i KG .. i KG + KG - 1) into a slot, if it is one of ours.
+    auto issue = [&](int i, int slot) {
+        if (i < end) {
+            const int gr = i * KG;
+            const unsigned st = smem + slot * (unsigned)sizeof(Stage<AROWS>);
 #pragma unroll
-            for (int j = 0; j < ROWS; ++j) cp_async16_w(st + wdst + j * 32 * 16, wsrc[j] + (unsigned)gr * (GROUP / 2));
+            for (int kg = 0; kg < KG; ++kg) {
+                if (gr + kg >= G) break;   // the last stage of K may be short
+#pragma unroll
+                for (int j = 0; j < ROWS; ++j)
+                    cp_async16_w(st + kg * (WARPS * ROWS * 32 * 16) + wdst + j * 32 * 16,
+                                 wsrc[j] + (unsigned)(gr + kg) * (GROUP / 2));
+            }
 #pragma unroll
             for (int q = 0; q < ACOPY; ++q)
-                if (ACOPY * WARPS * 32 == AROWS * 16 || threadIdx.x + q * WARPS * 32 < AROWS * 16)
-                    cp_async16(st + adst[q], asrc[q] + (unsigned)gr * GROUP);
+                if (a_mine(q, gr)) cp_async16(st + adst[q], asrc[q] + (unsigned)gr * GROUP);
         }
         cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
     };
-    // Zero and scale of this thread's rows, one group ahead in registers.
+    // Zero and scale of this thread's rows, one stage ahead in registers.
     // 2 bytes per row: they go through L1, where one 32-byte sector serves 16 groups.
-    auto load_zs = [&](int gr, __half z[ROWS], __half s[ROWS]) {
+    auto load_zs = [&](int i, __half z[KG][ROWS], __half s[KG][ROWS]) {
+        if (i < end)
 #pragma unroll
-        for (int j = 0; j < ROWS; ++j) z[j] = zsrc[j][gr], s[j] = ssrc[j][gr];
+            for (int kg = 0; kg < KG; ++kg)
+                if (i * KG + kg < G)
+#pragma unroll
+                    for (int j = 0; j < ROWS; ++j) z[kg][j] = zsrc[j][i * KG + kg], s[kg][j] = ssrc[j][i * KG + kg];
     };
 
 #pragma unroll
-    for (int k = 0; k < STAGES - 1; ++k) issue(grp0 + k, k);
-    __half z[ROWS], s[ROWS], z_next[ROWS], s_next[ROWS];
-    load_zs(grp0, z, s);
+    for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, k);
+    __half z[KG][ROWS], s[KG][ROWS], z_next[KG][ROWS], s_next[KG][ROWS];
+    load_zs(first, z, s);
+    if (mode == OUT_ATOMIC && split == 0) {   // zero this tile of C while the first loads fly
+        for (int i = threadIdx.x; i < M * BN; i += WARPS * 32) {
+            const int n = blockIdx.x * BN + i % BN;
+            if (n < N) out[(size_t)(i / BN) * N + n] = 0.0f;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) flag_release(flags + blockIdx.x, epoch);
+    }
 
     uint32_t magic = 0x64006400;      // fp16 1024.0 twice (see dequant8)
     asm volatile("" : "+r"(magic));   // opaque to the compiler: it stays in a register
     // acc[i][mh]: C fragment of m16 tile i and activation rows 8mh..8mh+7:
     // (W row g, a row 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
     float acc[MT][2][4] = {};
-    int slot = 0;   // stage of group gr; the one before it is refilled
-    for (int gr = grp0; gr < grp1; ++gr) {
-        cp_async_wait<STAGES - 2>();   // my copies of group gr have landed ...
-        __syncthreads();               // ... and everyone's; and the stage used last is free again
-        issue(gr + STAGES - 1, slot == 0 ? STAGES - 1 : slot - 1);
-        if (gr + 1 < grp1) load_zs(gr + 1, z_next, s_next);
-        const Stage &st = sm[slot];
+    unsigned zflag = 0;   // splitk: the tile's flag, read during the last stage
+    int slot = 0;         // slot of stage sg; the one before it is refilled
+    for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
+        const int gr = sg * KG;
+        cp_async_wait<STAGES - 2>();   // my copies of stage sg have landed ...
+        // ... so I may pair up the columns of my own chunks of A (then no read needs a prmt)
+#pragma unroll
+        for (int q = 0; q < ACOPY; ++q)
+            if (a_mine(q, gr)) {
+                uint4 *c = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(&sm[slot]) + adst[q]);
+                *c = pair_up(*c);
+            }
+        __syncthreads();               // everyone's copies are in; and the slot used last is free again
+        issue(sg + (STAGES - 1) * step, slot == 0 ? STAGES - 1 : slot - 1);
+        load_zs(sg + step, z_next, s_next);
+        if (mode == OUT_ATOMIC && split != 0 && threadIdx.x == 0 && sg + step >= end)
+            zflag = flag_acquire(flags + blockIdx.x);   // the last stage: look now, use it at the end
+        const Stage<AROWS> &st = sm[slot];
         slot = slot == STAGES - 1 ? 0 : slot + 1;
 
-        uint4 wq[ROWS];                  // 32 nibbles of each of this thread's rows
-        __half2 z1024[ROWS], z64[ROWS];  // 1024 + z and -(64 + z), for dequant8
 #pragma unroll
-        for (int j = 0; j < ROWS; ++j) {
-            wq[j] = st.w[warp][j][lane];
-            const __half2 z2 = __half2half2(z[j]);   // exact: z is 0..15
-            z1024[j] = __hadd2(z2, __float2half2_rn(1024.0f));
-            z64[j] = __hneg2(__hadd2(z2, __float2half2_rn(64.0f)));
-        }
-        // The mma sums (q - z) * a over the group exactly (small integers times
-        // fp16, in fp32); the scale of each row multiplies that once, in fp32.
-        float part[MT][2][4] = {};
+        for (int kg = 0; kg < KG; ++kg) {
+            if (KG > 1 && gr + kg >= G) break;
+            uint4 wq[ROWS];                  // 32 nibbles of each of this thread's rows
+            __half2 z1024[ROWS], z64[ROWS];  // 1024 + z and -(64 + z), for dequant8
 #pragma unroll
-        for (int w = 0; w < 4; ++w) {    // columns 8w..8w+7 of this thread's 32
-            uint32_t alo[4], ahi[4];     // activation rows g and g + 8 (the mma's B)
-            read_a(st, g, t, w, alo);
-            if (M_HI) read_a(st, g + 8, t, w, ahi);
+            for (int j = 0; j < ROWS; ++j) {
+                wq[j] = st.w[kg][warp][j][lane];
+                const __half2 z2 = __half2half2(z[kg][j]);   // exact: z is 0..15
+                z1024[j] = __hadd2(z2, __float2half2_rn(1024.0f));
+                z64[j] = __hneg2(__hadd2(z2, __float2half2_rn(64.0f)));
+            }
+            // The mma sums (q - z) * a over the group exactly (small integers times
+            // fp16, in fp32); the scale of each row multiplies that once, in fp32.
+            float part[MT][2][4] = {};
+#pragma unroll
+            for (int w = 0; w < 4; ++w) {    // columns 8w..8w+7 of this thread's 32
+                // activation rows g and g + 8 (the mma's B), columns paired up already
+                const int c = 4 * t + w;
+                const uint4 alo = st.a[kg][g][c ^ swz(c, g)];
+                const uint4 ahi = M_HI ? st.a[kg][g + 8][c ^ swz(c, g + 8)] : alo;
+#pragma unroll
+                for (int i = 0; i < MT; ++i) {
+                    const uint32_t v0 = w == 0 ? wq[2 * i].x : w == 1 ? wq[2 * i].y : w == 2 ? wq[2 * i].z : wq[2 * i].w;
+                    const uint32_t v1 = w == 0 ? wq[2 * i + 1].x : w == 1 ? wq[2 * i + 1].y : w == 2 ? wq[2 * i + 1].z : wq[2 * i + 1].w;
+                    uint32_t b0[4], b1[4];   // W rows g and g + 8, pairs (0,4) (1,5) (2,6) (3,7)
+                    dequant8(v0, magic, z1024[2 * i], z64[2 * i], b0);
+                    dequant8(v1, magic, z1024[2 * i + 1], z64[2 * i + 1], b1);
+                    // k slots 2t, 2t+1 = pair 2h; 2t+8, 2t+9 = pair 2h+1
+                    mma_16816(part[i][0], b0[0], b1[0], b0[1], b1[1], alo.x, alo.y);
+                    if (M_HI) mma_16816(part[i][1], b0[0], b1[0], b0[1], b1[1], ahi.x, ahi.y);
+                    mma_16816(part[i][0], b0[2], b1[2], b0[3], b1[3], alo.z, alo.w);
+                    if (M_HI) mma_16816(part[i][1], b0[2], b1[2], b0[3], b1[3], ahi.z, ahi.w);
+                }
+            }
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
-                const uint32_t v0 = w == 0 ? wq[2 * i].x : w == 1 ? wq[2 * i].y : w == 2 ? wq[2 * i].z : wq[2 * i].w;
-                const uint32_t v1 = w == 0 ? wq[2 * i + 1].x : w == 1 ? wq[2 * i + 1].y : w == 2 ? wq[2 * i + 1].z : wq[2 * i + 1].w;
-                uint32_t b0[4], b1[4];   // W rows g and g + 8, pairs (0,4) (1,5) (2,6) (3,7)
-                dequant8(v0, magic, z1024[2 * i], z64[2 * i], b0);
-                dequant8(v1, magic, z1024[2 * i + 1], z64[2 * i + 1], b1);
+                const float s0 = __half2float(s[kg][2 * i]), s1 = __half2float(s[kg][2 * i + 1]);   // W rows g, g + 8
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {   // k slots 2t, 2t+1 = pair 2h; 2t+8, 2t+9 = pair 2h+1
-                    mma_16816(part[i][0], b0[2 * h], b1[2 * h], b0[2 * h + 1], b1[2 * h + 1], alo[2 * h], alo[2 * h + 1]);
-                    if (M_HI)
-                        mma_16816(part[i][1], b0[2 * h], b1[2 * h], b0[2 * h + 1], b1[2 * h + 1], ahi[2 * h], ahi[2 * h + 1]);
+                for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh) {
+                    acc[i][mh][0] = fmaf(s0, part[i][mh][0], acc[i][mh][0]);
+                    acc[i][mh][1] = fmaf(s0, part[i][mh][1], acc[i][mh][1]);
+                    acc[i][mh][2] = fmaf(s1, part[i][mh][2], acc[i][mh][2]);
+                    acc[i][mh][3] = fmaf(s1, part[i][mh][3], acc[i][mh][3]);
                 }
             }
         }
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-            const float s0 = __half2float(s[2 * i]), s1 = __half2float(s[2 * i + 1]);   // W rows g, g + 8
+        for (int kg = 0; kg < KG; ++kg)
 #pragma unroll
-            for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh) {
-                acc[i][mh][0] = fmaf(s0, part[i][mh][0], acc[i][mh][0]);
-                acc[i][mh][1] = fmaf(s0, part[i][mh][1], acc[i][mh][1]);
-                acc[i][mh][2] = fmaf(s1, part[i][mh][2], acc[i][mh][2]);
-                acc[i][mh][3] = fmaf(s1, part[i][mh][3], acc[i][mh][3]);
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < ROWS; ++j) z[j] = z_next[j], s[j] = s_next[j];
+            for (int j = 0; j < ROWS; ++j) z[kg][j] = z_next[kg][j], s[kg][j] = s_next[kg][j];
     }
 
     // Write this block's tile: plainly (dp), added into C (splitk), or into
     // this split's own slice of the workspace (splitk_det).  splitk first
-    // waits for the kernel that zeroes C, which ran alongside the loop above.
-    if (mode == OUT_ATOMIC) griddep_wait();
+    // makes sure that split 0 has zeroed the tile.
+    if (mode == OUT_ATOMIC && split != 0) {
+        if (threadIdx.x == 0)
+            while (zflag != epoch) zflag = flag_acquire(flags + blockIdx.x);
+        __syncthreads();
+    }
     float *dst = mode == OUT_PARTIAL ? out + (size_t)split * M * N : out;
 #pragma unroll
     for (int i = 0; i < MT; ++i)
@@ -341,14 +419,6 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode) {
 #endif
 }
 
-// splitk's zeroing of C, in place of cudaMemsetAsync so that the GEMM can
-// start (and stream its weights) before it ends.
-__global__ void zero_c(float *c, size_t mn) {
-    griddep_launch_dependents();
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x)
-        c[i] = 0.0f;
-}
-
 // splitk_det's second pass: C = sum of the S partial tiles, always in order s = 0, 1, ...
 __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
     griddep_wait();   // the partial tiles are complete
@@ -361,16 +431,17 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
 
 // ---- the split factor -------------------------------------------------------
 // Measured best S per shape (results/h100-80gb-hbm3/sweeps/step16.md) for
-// M <= 1, 2, 4, 8, 16.  Other shapes: enough slices for about one full wave.
+// M <= 1, 2, 4, 8, 16.  Other shapes: the most slices whose blocks all fit on
+// the GPU at once (one wave), which the sweep picks at 7 of its 8 shapes.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
     {4096, 4096, {8, 8, 8, 8, 8}},
-    {8192, 8192, {4, 4, 4, 4, 4}},
-    {16384, 16384, {2, 2, 2, 2, 3}},
-    {11008, 4096, {4, 4, 3, 3, 3}},
-    {4096, 11008, {8, 8, 8, 8, 8}},
-    {14336, 4096, {2, 2, 2, 2, 2}},
-    {4096, 14336, {8, 8, 8, 8, 8}},
-    {128256, 4096, {2, 2, 2, 1, 1}},
+    {8192, 8192, {6, 6, 6, 6, 4}},
+    {16384, 16384, {6, 6, 6, 3, 2}},
+    {11008, 4096, {4, 4, 4, 4, 3}},
+    {4096, 11008, {12, 12, 12, 12, 8}},
+    {14336, 4096, {3, 3, 3, 3, 2}},
+    {4096, 14336, {12, 12, 12, 12, 8}},
+    {128256, 4096, {2, 2, 1, 1, 1}},
 };
 static int g_split = 0;   // --split: 0 = the table
 
@@ -379,27 +450,29 @@ static int pick_split(int m, int n, int k) {
     const int mi = m <= 1 ? 0 : m <= 2 ? 1 : m <= 4 ? 2 : m <= 8 ? 3 : 4;
     for (const auto &e : split_table)
         if (e.n == n && e.k == k) return e.s[mi];
-    static int slots = 0;   // blocks resident on the whole GPU at once
-    if (!slots) {
-        int dev, sms, per_sm;
+    static int slots[2] = {0, 0};   // blocks resident on the whole GPU at once: M <= 8, M > 8
+    if (!slots[0]) {
+        int dev, sms, lo, hi;
         CUDA_CHECK(cudaGetDevice(&dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, w4a16_mma<true>, WARPS * 32, 0));
-        slots = sms * per_sm;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&lo, w4a16_mma<false>, WARPS * 32, smem_bytes<8>()));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&hi, w4a16_mma<true>, WARPS * 32, smem_bytes<16>()));
+        slots[0] = sms * lo, slots[1] = sms * hi;   // H100: 3 x 132 and 2 x 132
     }
     const int tiles = (n + BN - 1) / BN;
-    return (slots + tiles - 1) / tiles;
+    return max(1, slots[m > 8] / tiles);
 }
 
-// Launch k<<<grid, block, 0, s>>>(args...), with the PDL attribute if pdl.
+// Launch k<<<grid, block, smem, s>>>(args...), with the PDL attribute if pdl.
 template <typename... P, typename... Args>
-static void launch_k(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t s, bool pdl, Args... args) {
+static void launch_k(void (*k)(P...), dim3 grid, dim3 block, int smem, cudaStream_t s, bool pdl, Args... args) {
     cudaLaunchAttribute attr;
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
+    cfg.dynamicSmemBytes = (size_t)smem;
     cfg.stream = s;
     cfg.attrs = &attr;
     cfg.numAttrs = pdl ? 1 : 0;
@@ -407,11 +480,14 @@ static void launch_k(void (*k)(P...), dim3 grid, dim3 block, cudaStream_t s, boo
     KL_CHECK_LAUNCH();
 }
 
-// PDL needs the kernels' machine code to be sm_90 or later (griddep_wait is
-// compiled out before), not only the GPU.
-static bool use_pdl() {
+// Once: the kernels' shared memory (over 48 KB a kernel must ask for it: a
+// -D build may), and whether PDL can be used: it needs the kernels' machine
+// code to be sm_90 or later (griddep_wait is compiled out before), not only the GPU.
+static bool prepare() {
     static int ok = -1;
     if (ok < 0) {
+        CUDA_CHECK(cudaFuncSetAttribute(w4a16_mma<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<8>()));
+        CUDA_CHECK(cudaFuncSetAttribute(w4a16_mma<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<16>()));
         cudaFuncAttributes fa;
         CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true>));
         ok = PDL && fa.binaryVersion >= 90;
@@ -419,24 +495,37 @@ static bool use_pdl() {
     return ok;
 }
 
+// splitk's flags, one per tile of C, and the epoch that marks this launch's:
+// a flag that holds an older epoch (or the 0 it starts with) is not raised.
+// The buffer grows with the largest N seen; the epoch wraps after 2^32 launches.
+static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
+    static unsigned *flags = nullptr, last = 0;
+    static int have = 0;
+    if (tiles > have) {
+        if (flags) CUDA_CHECK(cudaFree(flags));
+        CUDA_CHECK(cudaMalloc(&flags, tiles * sizeof(unsigned)));
+        CUDA_CHECK(cudaMemsetAsync(flags, 0, tiles * sizeof(unsigned), stream));
+        have = tiles;
+    }
+    if (++last == 0) ++last;
+    *epoch = last;
+    return flags;
+}
+
 static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
     const int mode = *static_cast<const int *>(ctx);
-    const int G = a->k / GROUP, tiles = (a->n + BN - 1) / BN;
+    const int stages = (a->k / GROUP + KG - 1) / KG, tiles = (a->n + BN - 1) / BN;
+    const bool pdl = prepare();
     int splits = mode == OUT_STORE ? 1 : pick_split(a->m, a->n, a->k);
-    splits = min(min(splits, G), KL_W4A16_MAX_SPLIT);   // every slice gets at least one group
+    splits = min(min(splits, stages), KL_W4A16_MAX_SPLIT);   // every split gets at least one stage
     const size_t mn = (size_t)a->m * a->n;
     float *out = mode == OUT_PARTIAL ? a->workspace : a->c;
-    const bool pdl = use_pdl();
-    if (mode == OUT_ATOMIC) {   // C = 0 first; with PDL the GEMM overlaps it
-        if (pdl) launch_k(zero_c, dim3((unsigned)min((mn + 255) / 256, (size_t)1024)), dim3(256), stream, false, a->c, mn);
-        else CUDA_CHECK(cudaMemsetAsync(a->c, 0, mn * sizeof(float), stream));
-    }
+    unsigned epoch = 0, *flags = mode == OUT_ATOMIC ? tile_flags(tiles, stream, &epoch) : nullptr;
     const dim3 grid(tiles, splits), block(WARPS * 32);
-    const bool after_zero = pdl && mode == OUT_ATOMIC;
-    if (a->m > 8) launch_k(w4a16_mma<true>, grid, block, stream, after_zero, *a, out, splits, mode);
-    else launch_k(w4a16_mma<false>, grid, block, stream, after_zero, *a, out, splits, mode);
+    if (a->m > 8) launch_k(w4a16_mma<true>, grid, block, smem_bytes<16>(), stream, false, *a, out, splits, mode, flags, epoch);
+    else launch_k(w4a16_mma<false>, grid, block, smem_bytes<8>(), stream, false, *a, out, splits, mode, flags, epoch);
     if (mode == OUT_PARTIAL)
-        launch_k(sum_splits, dim3((unsigned)((mn + 255) / 256)), dim3(256), stream, pdl, (const float *)a->workspace,
+        launch_k(sum_splits, dim3((unsigned)((mn + 255) / 256)), dim3(256), 0, stream, pdl, (const float *)a->workspace,
                  a->c, mn, splits);
 }
 
