@@ -17,47 +17,44 @@
  *  "warp_coalesced": four threads per q4_0 block, eight outputs each: a warp
  *     reads 8 neighbouring blocks (144 contiguous bytes) and writes 512
  *     contiguous bytes with one 16-byte store per thread.
- * Lesson 2, "fused": never write fp16 weights at all.  Each warp stages the
- * next 32*BPL blocks of its ROWS rows in shared memory with lane-contiguous
- * copies as wide as the rows' alignment allows (16 bytes when K % 256 == 0,
- * 4 when K % 64 == 0: cp.async into a double buffer, one pass ahead; else 2),
- * then lane l takes blocks l, l+32, ... and multiplies them with x.  Per
- * weight, 4.5 bits of traffic instead of the 4.5 + 16 + 16 + 16 of
- * dequantize (read, write), then cuBLAS (read).
- * The kernel is issue-bound, so the arithmetic is step 14's: one PRMT makes
- * the float 128 + q, sum x (q - 8) = sum x (128 + q) - 136 sum x (one FFMA a
- * weight, the correction once per 8 weights, exact products; a host emulation
- * of every rounding stays under 20% of the tolerance), d once per block, and
- * ROWS = 4 rows share each x load, conversion and sum x.  H100, same run:
- * 26.4 -> 23.3 us at 8192^2, 71.9 -> 68.2 us at 16384^2.
+ * Lesson 2, "fused": never write fp16 weights at all.  A block takes 4 rows;
+ * its warps split K: each stages its next 32*BPL blocks of the 4 rows in
+ * shared memory with lane-contiguous copies as wide as the rows' alignment
+ * allows (16 bytes when K % 256 == 0, 4 when K % 64 == 0: cp.async; else 2),
+ * then lane l takes blocks l, l+32, ... and multiplies them with x; the
+ * warps' sums meet in shared memory.  Per weight, 4.5 bits of traffic instead
+ * of the 4.5 + 16 + 16 + 16 of dequantize (read, write), then cuBLAS (read).
+ * The arithmetic is step 14's: one PRMT makes the float 128 + q, sum x (q - 8)
+ * = sum x (128 + q) - 136 sum x (one FFMA a weight, the correction once per 8
+ * weights, exact products; a host emulation of every rounding stays under 20%
+ * of the tolerance), d once per block, and 4 rows share each x load,
+ * conversion and sum x.
+ * Why split K: with a warp per 4 rows and 4 warps a block, 16384^2 is 1024
+ * blocks for 792 resident: 1.3 waves, and the second wave runs the SMs at
+ * 29% occupancy (72% of the read ceiling).  Split 4 ways, a block is 4 rows:
+ * 4096 short blocks.  A launch table picks the pass size, stages and an L2
+ * prefetch by K (the doc has the measurements).  H100, same run as the
+ * previous version: 23.4 -> 21.7 us at 8192^2 (2.30x cuBLAS), 68.3 -> 59.2 us
+ * at 16384^2 (3.19x, 83% of the read ceiling).
  *
  * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3050 GB/s, 3.8x under
  * cuBLAS fp16's ~187 us.  Dequantize to fp16 first, and you move 144 + 512
- * MiB more before cuBLAS even starts.
+ * MiB more before cuBLAS even starts.  8192^2 (36 MiB): 3x cuBLAS is 16.6 us,
+ * and the fastest single-launch read of 37.8 MB timed this way takes 16.2.
  *
  * Build and run:   make step15 && ./step15
  *                  ./step15 -n 1000 -k 992 --check-only
+ *                  ./step15 -n 8192 -k 8192 --bpl 1 --stages 2 --prefetch 1   (one entry of the list)
  */
 #include "kl.h"
 #include "quant.h"
 
 #include <cuda_fp16.h>
 
-#ifndef ROWS
-#define ROWS 4        // fused: rows per warp (x loaded, converted and summed once, used ROWS times)
-#endif
-#ifndef BPL
-#define BPL 2         // fused: q4_0 blocks per lane per pass (a warp stages 32*BPL blocks a row)
-#endif
-#ifndef WARPS
-#define WARPS 4           // fused: warps per block
-#endif
 #ifndef DQ_THREADS
 #define DQ_THREADS 256
 #endif
 static_assert(sizeof(kl_block_q4_0) == 18 && KL_Q4_0_BLOCK == 32, "the q4_0 block of quant.h");
-static_assert(ROWS >= 1 && ROWS <= 8 && WARPS >= 1 && 32 * WARPS <= 1024, "fused: ROWS rows per warp, WARPS warps");
-static_assert(BPL >= 1 && 2 * WARPS * ROWS * BPL * 576 <= 48 * 1024, "fused: the double-buffered stage fits in 48 KB of static shared memory");
 static_assert(DQ_THREADS % 32 == 0 && DQ_THREADS <= 1024, "dequantize: whole warps");
 
 // ---- lesson 1: dequantize ----------------------------------------------------
@@ -119,16 +116,28 @@ __device__ __forceinline__ void cp_async(void *smem, const void *gmem) {
     else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(s), "l"(gmem), "n"(BYTES));
 }
 
-// One pass of a warp covers SB = 32*BPL blocks of each of its ROWS rows.  T is
-// the width of the staging copies: uint4 when rows start 16-byte aligned
-// (K % 256 == 0), uint32_t when 4-byte aligned (K % 64 == 0); both by
-// cp.async into a double-buffered stage.  Else uint16_t: plain loads and
-// stores (cp.async has no 2-byte form), still one pass ahead.
-constexpr int SB = 32 * BPL, SB_BYTES = SB * 18;
-template <typename T>
-__global__ void __launch_bounds__(32 * WARPS)
-qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ x, __half *__restrict__ y) {
-    __shared__ uint4 stage[2][WARPS][ROWS][SB_BYTES / 16];   // 2*WARPS*ROWS*SB_BYTES: 36 KB at WARPS=4, ROWS=4, BPL=2
+// A block takes Rows rows and its Warps warps split their K: warp w takes
+// passes w, w + Warps, w + 2 Warps, ..., a pass being SB = 32*Bpl blocks of
+// each of the Rows rows.  The warps' partial sums meet in shared memory at the
+// end.  Why split K inside the block rather than give each warp its own rows:
+// a block is then Rows rows long, not Warps*Rows, so there are Warps times
+// more blocks, each Warps times shorter, and the last wave of blocks is short
+// (the doc counts the waves).  Stages passes are in flight per warp (a ring of
+// cp.async buffers).  T is the width of the staging copies: uint4 when rows
+// start 16-byte aligned (K % 256 == 0), uint32_t when 4-byte aligned (K % 64
+// == 0), both by cp.async; else uint16_t: plain loads and stores (cp.async has
+// no 2-byte form), synchronous.
+template <typename T, int Rows, int Bpl, int Warps, int Stages, bool Prefetch>
+__global__ void __launch_bounds__(32 * Warps)
+qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ x, __half *__restrict__ y,
+           int ahead) {
+    constexpr int SB = 32 * Bpl, SB_BYTES = SB * 18;
+    static_assert(Rows >= 1 && Rows <= 8 && Bpl >= 1 && Warps >= 1 && 32 * Warps <= 1024 && Stages >= 1,
+                  "fused: 1..8 rows, whole warps, at least one stage");
+    static_assert(Stages * Warps * Rows * SB_BYTES + Warps * Rows * 4 <= 48 * 1024,
+                  "fused: the stage ring fits in 48 KB of static shared memory");
+    __shared__ uint4 stage[Stages][Warps][Rows][SB_BYTES / 16];   // Stages*Warps*Rows*SB_BYTES: 18 KB at 1, 4, 4, Bpl 2
+    __shared__ float partial[Warps][Rows];                         // each warp's row sums
     constexpr int MAXW = (SB_BYTES / (int)sizeof(T) + 31) / 32;   // staging copies per lane and row
 #if __CUDA_ARCH__ >= 800
     constexpr bool ASYNC = sizeof(T) >= 4;
@@ -136,11 +145,11 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     constexpr bool ASYNC = false;   // no cp.async before sm_80: the plain-copy path, same result
 #endif
     const int lane = threadIdx.x, warp = threadIdx.y;
-    const int row0 = (blockIdx.x * WARPS + warp) * ROWS, NB = K / 32;
-    const uint8_t *src[ROWS];
-    float acc[ROWS];
+    const int row0 = blockIdx.x * Rows, NB = K / 32;
+    const uint8_t *src[Rows];
+    float acc[Rows];
 #pragma unroll
-    for (int j = 0; j < ROWS; ++j) {
+    for (int j = 0; j < Rows; ++j) {
         const int r = min(row0 + j, N - 1);       // rows past N re-read row N-1, never stored
         src[j] = W + (size_t)r * NB * 18;
         acc[j] = 0.0f;
@@ -153,9 +162,9 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     // ...: each copy instruction reads one contiguous run of the row.
     auto fill = [&](int c0, int buf) {
         const int nwords = min(SB, NB - c0) * 18 / (int)sizeof(T);
-        T r[ROWS][MAXW];                            // sync path: all loads before the first store
+        T r[Rows][MAXW];                            // sync path: all loads before the first store
 #pragma unroll
-        for (int j = 0; j < ROWS; ++j)
+        for (int j = 0; j < Rows; ++j)
 #pragma unroll
             for (int b = 0; b < MAXW; ++b) {
                 const int i = lane + 32 * b;
@@ -166,29 +175,56 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                     else r[j][b] = __ldcs(g);
                 }
             }
-        if constexpr (ASYNC) asm volatile("cp.async.commit_group;");
-        else
+        if constexpr (!ASYNC)
 #pragma unroll
-            for (int j = 0; j < ROWS; ++j)
+            for (int j = 0; j < Rows; ++j)
 #pragma unroll
                 for (int b = 0; b < MAXW; ++b)
                     if (lane + 32 * b < nwords) reinterpret_cast<T *>(stage[buf][warp][j])[lane + 32 * b] = r[j][b];
     };
 
-    fill(0, 0);
-    for (int c0 = 0, buf = 0; c0 < NB; c0 += SB, buf ^= 1) {
-        if (c0 + SB < NB) fill(c0 + SB, buf ^ 1);  // next pass in flight during this one's math
-        else if constexpr (ASYNC) asm volatile("cp.async.commit_group;");   // empty: keeps the count
-        if constexpr (ASYNC) asm volatile("cp.async.wait_group 1;" ::: "memory");   // this pass landed
+#if __CUDA_ARCH__ >= 900
+    // Prefetch: the block's rows are one contiguous run of Rows*K*18/32 bytes;
+    // one instruction asks L2 for all of it at once (16-byte aligned, a
+    // multiple of 16 bytes when K % 256 == 0), so the DRAM reads of every pass
+    // start now and the cp.async copies below find them in L2.  With ahead > 0
+    // lane 1 does the same for block blockIdx.x + ahead, which starts about a
+    // wave of blocks later (ahead = the blocks resident at once).
+    if constexpr (Prefetch && sizeof(T) == 16)
+        if (warp == 0 && lane < 2 && (lane == 0 || ahead > 0) && blockIdx.x + lane * ahead < gridDim.x) {
+            const int r = (blockIdx.x + lane * ahead) * Rows;
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(W + (size_t)r * NB * 18),
+                         "r"((uint32_t)(min(Rows, N - r) * NB * 18)) : "memory");
+        }
+#endif
+    // Block l + 32b of a pass starts at byte 18l + 576b: 4-aligned for even
+    // lanes, +2 for odd ones.  Its qs word q is then bytes 2..5 of words q,
+    // q+1 (even) or word q+1 (odd): one funnel shift by 16 or 32 (clamped)
+    // serves both, and d is word 0 shifted by 0 or 16.
+    const uint32_t odd = lane & 1, dsh = 16 * odd, qsh = 16 + 16 * odd;
+    const int step = Warps * SB;                   // this warp's passes: c0 = warp*SB + i*step
+    int cf = warp * SB, fb = 0;                    // next pass to stage, and its buffer
+#pragma unroll
+    for (int s = 0; s < Stages - 1; ++s) {         // prologue: Stages - 1 passes in flight
+        if (cf < NB) fill(cf, fb);
+        if constexpr (ASYNC) asm volatile("cp.async.commit_group;");   // maybe empty: keeps the count
+        cf += step;
+        fb = fb + 1 == Stages ? 0 : fb + 1;
+    }
+    for (int c0 = warp * SB, buf = 0; c0 < NB; c0 += step) {
+        if (cf < NB) fill(cf, fb);                 // Stages - 1 passes ahead of this one
+        if constexpr (ASYNC) asm volatile("cp.async.commit_group;");
+        cf += step;
+        fb = fb + 1 == Stages ? 0 : fb + 1;
+        if constexpr (ASYNC) asm volatile("cp.async.wait_group %0;" ::"n"(Stages - 1) : "memory");   // this pass landed
         __syncwarp();                              // ... for every lane's copies
         const int nblk = min(SB, NB - c0);
         // Lane l takes blocks l, l + 32, ...: its x (64 bytes a block) sits 64
         // bytes from its neighbour's, so an LDG.128 of x spans 16 lines.  (Blocks
         // 2l and 2l + 1 would make the LDS below conflict-free, but spread x
         // over 32 lines: measured slower on the H100.)
-        const int odd = lane & 1;                  // block l + 32b starts at byte 18l + 576b: 4-aligned or +2
 #pragma unroll
-        for (int bb = 0; bb < BPL; ++bb) {
+        for (int bb = 0; bb < Bpl; ++bb) {
             const int blk = lane + 32 * bb;
             if (blk >= nblk) break;
             float xf[32];                          // the block's 32 columns of x, in fp32
@@ -205,23 +241,23 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
             }
             // sum x (q - 8) = sum x (128 + q) - 136 sum x: the second term once
             // per word of qs (columns 4q..4q+3 and 16+4q..16+4q+3), sum x once
-            // for all ROWS rows
+            // for all Rows rows
             float sx[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q)
                 sx[q] = ((xf[4 * q] + xf[4 * q + 1]) + (xf[4 * q + 2] + xf[4 * q + 3])) +
                         ((xf[16 + 4 * q] + xf[16 + 4 * q + 1]) + (xf[16 + 4 * q + 2] + xf[16 + 4 * q + 3]));
 #pragma unroll
-            for (int j = 0; j < ROWS; ++j) {
+            for (int j = 0; j < Rows; ++j) {
                 const uint32_t *wd = reinterpret_cast<const uint32_t *>(stage[buf][warp][j]) + (18 * blk) / 4;
                 uint32_t v[5];
 #pragma unroll
                 for (int q = 0; q < 5; ++q) v[q] = wd[q];
-                const float d = __half2float(__ushort_as_half((uint16_t)(odd ? v[0] >> 16 : v[0])));
+                const float d = __half2float(__ushort_as_half((uint16_t)(v[0] >> dsh)));
                 float sum = 0.0f;
 #pragma unroll
                 for (int q = 0; q < 4; ++q) {      // qs bytes 4q .. 4q+3
-                    const uint32_t qs = odd ? v[q + 1] : __funnelshift_r(v[q], v[q + 1], 16);
+                    const uint32_t qs = __funnelshift_rc(v[q], v[q + 1], qsh);
                     const uint32_t lo = qs & 0x0F0F0F0Fu, hi = (qs >> 4) & 0x0F0F0F0Fu;
                     sum = fmaf(-136.0f, sx[q], sum);   // first, so the running sum stays near the answer
 #pragma unroll
@@ -233,12 +269,21 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                 acc[j] = fmaf(d, sum, acc[j]);     // d once per block
             }
         }
-        __syncwarp();                              // this buffer is refilled next pass
+        __syncwarp();                              // this buffer is refilled Stages - 1 passes later
+        buf = buf + 1 == Stages ? 0 : buf + 1;
     }
+    // Each warp's row sums, then the Warps partial sums of each row.
 #pragma unroll
-    for (int j = 0; j < ROWS; ++j) {
+    for (int j = 0; j < Rows; ++j) {
         for (int off = 16; off > 0; off /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
-        if (lane == 0 && row0 + j < N) y[row0 + j] = __float2half(acc[j]);
+        if (lane == 0) partial[warp][j] = acc[j];
+    }
+    __syncthreads();
+    if (warp == 0 && lane < Rows && row0 + lane < N) {
+        float s = 0.0f;
+#pragma unroll
+        for (int w = 0; w < Warps; ++w) s += partial[w][lane];
+        y[row0 + lane] = __float2half(s);
     }
 }
 
@@ -262,17 +307,115 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
     KL_CHECK_LAUNCH();
 }
 
-static void launch_fused(const kl_gemv_args *a, void *ctx, cudaStream_t stream) {
-    (void)ctx;
-    const int grid = (a->n + WARPS * ROWS - 1) / (WARPS * ROWS);
-    const dim3 block(32, WARPS);
+// The fused kernel's launch configurations: (Rows, Bpl, Warps, Stages,
+// Prefetch: 0 none, 1 the block's rows, 2 those and a wave ahead).  -D flags
+// (tools/sweep.sh) make one configuration for every size; otherwise the list
+// below is compiled, --rows/--bpl/--warps/--stages/--prefetch (Prefetch + 1)
+// pick the first entry that matches for every size, and by default
+// fused_table() picks one by size.
+#if defined(ROWS) || defined(BPL) || defined(WARPS) || defined(STAGES) || defined(PREFETCH)
+#ifndef ROWS
+#define ROWS 4
+#endif
+#ifndef BPL
+#define BPL 2
+#endif
+#ifndef WARPS
+#define WARPS 4
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0
+#endif
+#define FUSED_CONFIGS X(ROWS, BPL, WARPS, STAGES, PREFETCH)
+#else
+#define FUSED_CONFIGS X(4, 1, 4, 1, 1) X(4, 2, 4, 1, 1) X(4, 1, 4, 2, 0) X(4, 2, 1, 2, 0) X(4, 2, 4, 2, 0) \
+    X(4, 1, 4, 2, 1) X(4, 1, 4, 2, 2)
+#endif
+
+template <int R, int B, int Wn, int S, int P>
+static void launch_cfg(const kl_gemv_args *a, cudaStream_t stream) {
+    const int grid = (a->n + R - 1) / R;           // one block per R rows: N/R blocks
+    const dim3 block(32, Wn);
+    static int wave = 0;                           // blocks resident at once (P == 2: prefetch a wave ahead)
+    if (P == 2 && wave == 0) {
+        int dev, sms, per_sm;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<uint4, R, B, Wn, S, true>, 32 * Wn, 0));
+        wave = sms * per_sm;
+    }
+    const int ahead = P == 2 ? wave : 0;
     const uint8_t *w = (const uint8_t *)a->w;
     const __half *x = (const __half *)a->x;
     __half *y = (__half *)a->y;
     // Row r starts at byte 18*(K/32)*r: 16-byte aligned for every r when K % 256 == 0.
-    if (a->k % 256 == 0) qgemv_q4_0<uint4><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y);
-    else if (a->k % 64 == 0) qgemv_q4_0<uint32_t><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y);
-    else qgemv_q4_0<uint16_t><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y);
+    if (a->k % 256 == 0) qgemv_q4_0<uint4, R, B, Wn, S, P != 0><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y, ahead);
+    else if (a->k % 64 == 0) qgemv_q4_0<uint32_t, R, B, Wn, S, P != 0><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y, ahead);
+    else qgemv_q4_0<uint16_t, R, B, Wn, S, P != 0><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y, ahead);
+}
+
+typedef struct fused_cfg {
+    int rows, bpl, warps, stages, prefetch;
+    void (*launch)(const kl_gemv_args *a, cudaStream_t stream);
+} fused_cfg;
+#define X(r, b, w, s, p) {r, b, w, s, p, launch_cfg<r, b, w, s, p>},
+static const fused_cfg cfgs[] = {FUSED_CONFIGS};
+#undef X
+static const int ncfgs = (int)(sizeof cfgs / sizeof cfgs[0]);
+static int opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch;   // --rows ... (0: by size)
+
+// By size (the H100 measurements are in the doc): four rows per block.  With
+// rows for four waves or more of one-warp blocks (a vocabulary projection),
+// each warp keeps its four rows and its K: the last wave is a small part of
+// the time, and two passes per warp overlap.  Otherwise four warps split K:
+// up to K = 8192 one pass each (Bpl = K / 4096, one stage) and the block's
+// rows prefetched into L2; above, Bpl = 1, two stages, no prefetch.
+static int fused_find(int rows, int bpl, int warps, int stages, int prefetch) {
+    for (int c = 0; c < ncfgs; ++c)
+        if (cfgs[c].rows == rows && cfgs[c].bpl == bpl && cfgs[c].warps == warps && cfgs[c].stages == stages &&
+            cfgs[c].prefetch == prefetch)
+            return c;
+    return 0;
+}
+static int fused_table(int n, int k) {
+    if (ncfgs == 1) return 0;                      // -D flags: the one configuration
+    static int resident = 0;                       // one-warp blocks resident at once
+    if (resident == 0) {
+        int dev, sms, per_sm;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<uint4, 4, 2, 1, 2, false>, 32, 0));
+        resident = sms * per_sm;
+    }
+    if ((n + 3) / 4 >= 4 * resident) return fused_find(4, 2, 1, 2, 0);
+    if (k <= 8192) return fused_find(4, k <= 4096 ? 1 : 2, 4, 1, 1);
+    return fused_find(4, 1, 4, 2, 0);
+}
+
+static void launch_fused(const kl_gemv_args *a, void *ctx, cudaStream_t stream) {
+    (void)ctx;
+    int c = fused_table(a->n, a->k);
+    if (opt_rows | opt_bpl | opt_warps | opt_stages | opt_prefetch) {   // options: the first entry that matches them all
+        for (c = 0; c < ncfgs; ++c)
+            if ((!opt_rows || cfgs[c].rows == opt_rows) && (!opt_bpl || cfgs[c].bpl == opt_bpl) &&
+                (!opt_warps || cfgs[c].warps == opt_warps) && (!opt_stages || cfgs[c].stages == opt_stages) &&
+                (!opt_prefetch || cfgs[c].prefetch == opt_prefetch - 1))
+                break;
+        if (c == ncfgs) {
+            fprintf(stderr, "step15: no compiled fused configuration has --rows %d --bpl %d --warps %d --stages %d --prefetch %d "
+                            "(0: any); compiled (rows bpl warps stages prefetch+1):",
+                    opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch);
+            for (c = 0; c < ncfgs; ++c)
+                fprintf(stderr, " (%d %d %d %d %d)", cfgs[c].rows, cfgs[c].bpl, cfgs[c].warps, cfgs[c].stages,
+                        cfgs[c].prefetch + 1);
+            fprintf(stderr, "\n");
+            exit(KL_EXIT_USAGE);
+        }
+    }
+    cfgs[c].launch(a, stream);
     KL_CHECK_LAUNCH();
 }
 
@@ -290,5 +433,11 @@ int main(int argc, char **argv) {
     step.kernels[3].op = &kl_op_qgemv_q4_0;
     step.kernels[3].variant = "fused";
     step.kernels[3].gemv = launch_fused;
+    step.opts[0] = (kl_opt){"rows", "fused: rows per block (0: the table by size)", &opt_rows, 0, 8};
+    step.opts[1] = (kl_opt){"bpl", "fused: q4_0 blocks per lane and pass (0: table)", &opt_bpl, 0, 8};
+    step.opts[2] = (kl_opt){"warps", "fused: warps per block, splitting K (0: table)", &opt_warps, 0, 32};
+    step.opts[3] = (kl_opt){"stages", "fused: passes in flight per warp (0: table)", &opt_stages, 0, 8};
+    step.opts[4] = (kl_opt){"prefetch", "fused: L2 prefetch: 1 none, 2 the block's rows, 3 and a wave ahead (0: table)",
+                            &opt_prefetch, 0, 3};
     return kl_main(argc, argv, &step);
 }
