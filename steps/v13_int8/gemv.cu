@@ -26,9 +26,9 @@
  *    immediates), and __launch_bounds__ grants 64 registers (SM_THREADS =
  *    1024 threads per SM): 4 x 16 bytes of weights and 8 x 16 of x in
  *    flight per thread, issued back to back.
- *  - a launch table, as in step 12: TPR threads per row, the smallest power
- *    of two that covers a row in one pass of UNROLL loads (K/64 threads at
- *    UNROLL = 4), in blocks of BLOCK = 128 threads (one row at K = 8192).
+ *  - a launch table: TPR threads per row, the smallest power of two that
+ *    covers a row in one pass of UNROLL loads, at most 64 (longer rows take
+ *    several passes), in blocks of BLOCK = 128 threads (two rows).
  *
  * Napkin math: at 8192^2 the weights are 64 MiB.  The fastest single launch
  * that reads 67 MB on the H100, timed as the harness times (tools/
@@ -175,7 +175,7 @@ qgemv_int8(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                         acc[j] = fmaf(xf[4 * b + t], byte_magic(words[b], magic, t) - zmagic[j], acc[j]);
             }
         }
-        i += tpr * UNROLL;   // the launch table makes this the last pass up to K = 32768
+        i += tpr * UNROLL;   // next pass (K = 8192: two passes of 64 threads x 4 loads)
         if (i >= K16) break;
         load_pass(i);
     }
@@ -186,13 +186,16 @@ qgemv_int8(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
 }
 
 // The launch table: threads per row = the power of two that covers a row in
-// one pass of UNROLL 16-byte loads (K = 4096: 64, 8192: 128, 16384: 256),
-// between 8 and 512.  -DTPR=... replaces it (sweeps).
+// one pass of UNROLL 16-byte loads (K = 1024: 16, 2048: 32), at most 64:
+// longer rows take several passes (K = 8192: 2, 11008: 3, the last 2/3
+// full).  Wider one-pass rows (128 at 8192, 256 at 16384) measured within 1%
+// of 64, and 17% slower at K = 11008, where one pass leaves a third of its
+// slots empty (the doc).  -DTPR=... replaces it (sweeps).
 static int pick_tpr(int K) {
     if (TPR) return TPR;
     const int want = (K / 16 + UNROLL - 1) / UNROLL;   // loads per row / loads per thread
     int t = 8;
-    while (t < 512 && t < want) t *= 2;
+    while (t < 64 && t < want) t *= 2;
     return t;
 }
 
