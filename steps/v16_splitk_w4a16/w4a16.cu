@@ -37,6 +37,10 @@
  * Each thread pairs up the columns of the A chunks it copied, in shared
  * memory, once per stage, so the fragment reads need no prmt (-28
  * instructions per group at M = 16).
+ * Zeros and scales (2 bytes per row and group) are loaded one stage ahead
+ * into registers; where G = K / 128 is even, a row's two groups of a stage
+ * are one 4-byte load per array (ZP): half the loads, 8 fewer registers,
+ * and 2 us less at M = 16 (see the doc).
  *
  * Decomposition: a block (8 warps) owns BN = 128 columns of C (rows of W)
  * and all M rows.  8192 / 128 = 64 tiles: data parallel ("dp", one block per
@@ -44,14 +48,14 @@
  * 64 x S blocks, each adding its partial tile into C ("splitk": atomicAdd)
  * or writing it to a workspace that a second kernel sums in a fixed order
  * ("splitk_det": the same bits every run).  S comes from the table below
- * (measured: see the doc), or --split; it is about one wave: 77 registers a
- * thread at M <= 8 (3 blocks per SM), 99 at M > 8 (2).  splitk zeroes C in
+ * (measured: see the doc), or --split; it is about one wave: 73 registers a
+ * thread at M <= 8 (3 blocks per SM), 88 at M > 8 (2).  splitk zeroes C in
  * the same kernel: the blocks of split 0 zero their tile first and raise a
  * flag that the others check before their atomics.
  *
- * Measured (H100, 8192 x 8192, one run): splitk 20.4-20.9 us at M = 1..8
- * with S = 4 and 19.9-20.0 us with S = 6 (2.4-2.5x cuBLAS fp16, ~50 us),
- * 23.1-23.3 us at M = 16 (2.2x).  The doc shows where the rest goes.
+ * Measured (H100, 8192 x 8192, one run, S = 4): splitk 19.5-19.7 us at
+ * M = 1..8 (2.54-2.59x cuBLAS fp16, ~50 us), 21.2-21.3 us at M = 16 (2.37x).
+ * The doc shows where the rest goes.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -75,6 +79,12 @@
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2   // blocks per SM we ask registers for: 2 x 256 threads -> <= 128 registers
+#endif
+#ifndef MIN_BLOCKS_HI
+#define MIN_BLOCKS_HI MIN_BLOCKS   // the same for the M > 8 kernel (3 fits in 80 registers with ZP, no faster)
+#endif
+#ifndef ZS_PAIRS
+#define ZS_PAIRS 1   // 1: a row's zeros (and scales) of two groups in one 4-byte load where K allows (ZP); 0: one each
 #endif
 #ifndef ILV
 #define ILV 0      // 1: split s takes stages s, s + S, s + 2S ... of K; 0: a contiguous slice
@@ -213,8 +223,8 @@ __device__ __forceinline__ uint4 pair_up(uint4 x) {   // x.x = columns (0,1), x.
 // splitk (OUT_ATOMIC) zeroes C itself: the blocks of split 0 zero their tile
 // first and raise flags[tile] to this launch's epoch; the other splits wait
 // for it before their atomics, at the end (by then it is long raised).
-template <bool M_HI>
-__global__ void __launch_bounds__(WARPS * 32, MIN_BLOCKS)
+template <bool M_HI, bool ZP>
+__global__ void __launch_bounds__(WARPS * 32, M_HI ? MIN_BLOCKS_HI : MIN_BLOCKS)
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     __trap();   // mma.sync and cp.async need sm_80; the harness stops earlier (min_cc)
@@ -233,6 +243,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #endif
     const int nbase = blockIdx.x * BN + warp * 16 * MT;   // first W row (column of C) of this warp
     const __half *A = reinterpret_cast<const __half *>(p.a);
+    const __half *zeros = reinterpret_cast<const __half *>(p.zeros), *scales = reinterpret_cast<const __half *>(p.scales);
     griddep_launch_dependents();   // splitk_det's sum_splits may launch now (it waits for us)
 
     // Thread (g, t) owns W rows nbase + 16i + g and + 8 (i < MT): it copies
@@ -243,13 +254,12 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     // stride from one group to the next, so the row pointers are made once,
     // here, and the loop adds gr x stride (one IMAD.WIDE each).
     const uint8_t *wsrc[ROWS];   // this thread's 16 bytes of group 0 of row j
-    const __half *zsrc[ROWS], *ssrc[ROWS];   // zero and scale of group 0 of row j
+    int zs[ROWS];   // index of row j's zero and scale of group 0: one 32-bit offset for both arrays (N x K / 128 < 2^31)
 #pragma unroll
     for (int j = 0; j < ROWS; ++j) {   // j = 2i + half: row nbase + 16i + 8 half + g
         const size_t row = (size_t)min(nbase + 8 * j + g, N - 1);
         wsrc[j] = p.w + row * (K / 2) + 16 * t;
-        zsrc[j] = reinterpret_cast<const __half *>(p.zeros) + row * G;
-        ssrc[j] = reinterpret_cast<const __half *>(p.scales) + row * G;
+        zs[j] = (int)row * G;
     }
     // A is copied by the whole block, 16 bytes a thread per copy: chunk i of a
     // stage is chunk i % 16 of row (i / 16) % AROWS of the stage's group
@@ -294,14 +304,26 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
     };
     // Zero and scale of this thread's rows, one stage ahead in registers.
-    // 2 bytes per row: they go through L1, where one 32-byte sector serves 16 groups.
+    // 2 bytes per row and group: they go through L1, where one 32-byte sector
+    // serves 16 groups.  ZP: two groups of a row in one 4-byte load, packed
+    // in one register (8 fewer registers at KG = 2; see the launch bounds).
     auto load_zs = [&](int i, __half z[KG][ROWS], __half s[KG][ROWS]) {
         if (i < end)
 #pragma unroll
-            for (int kg = 0; kg < KG; ++kg)
+            for (int kg = 0; kg < KG; kg += ZP ? 2 : 1)
                 if (i * KG + kg < G)
 #pragma unroll
-                    for (int j = 0; j < ROWS; ++j) z[kg][j] = zsrc[j][i * KG + kg], s[kg][j] = ssrc[j][i * KG + kg];
+                    for (int j = 0; j < ROWS; ++j) {
+                        const int e = zs[j] + i * KG + kg;   // even when ZP
+                        if (ZP) {
+                            const __half2 zz = *reinterpret_cast<const __half2 *>(zeros + e);
+                            const __half2 ss = *reinterpret_cast<const __half2 *>(scales + e);
+                            z[kg][j] = __low2half(zz), z[kg + 1][j] = __high2half(zz);
+                            s[kg][j] = __low2half(ss), s[kg + 1][j] = __high2half(ss);
+                        } else {
+                            z[kg][j] = zeros[e], s[kg][j] = scales[e];
+                        }
+                    }
     };
 
 #pragma unroll
@@ -429,13 +451,23 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
     c[i] = s;
 }
 
+// The four instantiations: M > 8 or not, zeros and scales in pairs (ZP) or
+// one at a time.  ZP needs every stage's first group at an even index of a
+// row's KG groups and of the arrays: KG even and G = K / 128 even.
+typedef void (*mma_kernel)(kl_w4a16_args, float *, int, int, unsigned *, unsigned);
+static mma_kernel pick_kernel(int m, int k, int *smem) {
+    const bool hi = m > 8, zp = ZS_PAIRS && KG % 2 == 0 && (k / GROUP) % 2 == 0;
+    *smem = hi ? smem_bytes<16>() : smem_bytes<8>();
+    return hi ? (zp ? w4a16_mma<true, true> : w4a16_mma<true, false>) : (zp ? w4a16_mma<false, true> : w4a16_mma<false, false>);
+}
+
 // ---- the split factor -------------------------------------------------------
 // Measured best S per shape (results/h100-80gb-hbm3/sweeps/step16.md) for
 // M <= 1, 2, 4, 8, 16.  Other shapes: the most slices whose blocks all fit on
 // the GPU at once (one wave), which the sweep picks at 7 of its 8 shapes.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
     {4096, 4096, {8, 8, 8, 8, 8}},
-    {8192, 8192, {6, 6, 6, 6, 4}},
+    {8192, 8192, {4, 4, 4, 4, 4}},   // the side-by-side run in the doc (ZP), not the sweep file
     {16384, 16384, {6, 6, 6, 3, 2}},
     {11008, 4096, {4, 4, 4, 4, 3}},
     {4096, 11008, {12, 12, 12, 12, 8}},
@@ -450,17 +482,13 @@ static int pick_split(int m, int n, int k) {
     const int mi = m <= 1 ? 0 : m <= 2 ? 1 : m <= 4 ? 2 : m <= 8 ? 3 : 4;
     for (const auto &e : split_table)
         if (e.n == n && e.k == k) return e.s[mi];
-    static int slots[2] = {0, 0};   // blocks resident on the whole GPU at once: M <= 8, M > 8
-    if (!slots[0]) {
-        int dev, sms, lo, hi;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&lo, w4a16_mma<false>, WARPS * 32, smem_bytes<8>()));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&hi, w4a16_mma<true>, WARPS * 32, smem_bytes<16>()));
-        slots[0] = sms * lo, slots[1] = sms * hi;   // H100: 3 x 132 and 2 x 132
-    }
+    int dev, sms, per_sm, smem;   // blocks resident on the whole GPU at once (H100: 3 or 2 x 132 SMs)
+    const mma_kernel kern = pick_kernel(m, k, &smem);
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, WARPS * 32, smem));
     const int tiles = (n + BN - 1) / BN;
-    return max(1, slots[m > 8] / tiles);
+    return max(1, sms * per_sm / tiles);
 }
 
 // Launch k<<<grid, block, smem, s>>>(args...), with the PDL attribute if pdl.
@@ -486,10 +514,14 @@ static void launch_k(void (*k)(P...), dim3 grid, dim3 block, int smem, cudaStrea
 static bool prepare() {
     static int ok = -1;
     if (ok < 0) {
-        CUDA_CHECK(cudaFuncSetAttribute(w4a16_mma<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<8>()));
-        CUDA_CHECK(cudaFuncSetAttribute(w4a16_mma<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<16>()));
+        for (int m : {1, 16})
+            for (int k : {GROUP, 2 * GROUP}) {
+                int smem = 0;   // set by pick_kernel first: the order of a call's arguments is unspecified
+                const mma_kernel kern = pick_kernel(m, k, &smem);
+                CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+            }
         cudaFuncAttributes fa;
-        CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true>));
+        CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true, true>));
         ok = PDL && fa.binaryVersion >= 90;
     }
     return ok;
@@ -522,8 +554,9 @@ static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
     float *out = mode == OUT_PARTIAL ? a->workspace : a->c;
     unsigned epoch = 0, *flags = mode == OUT_ATOMIC ? tile_flags(tiles, stream, &epoch) : nullptr;
     const dim3 grid(tiles, splits), block(WARPS * 32);
-    if (a->m > 8) launch_k(w4a16_mma<true>, grid, block, smem_bytes<16>(), stream, false, *a, out, splits, mode, flags, epoch);
-    else launch_k(w4a16_mma<false>, grid, block, smem_bytes<8>(), stream, false, *a, out, splits, mode, flags, epoch);
+    int smem = 0;
+    const mma_kernel kern = pick_kernel(a->m, a->k, &smem);
+    launch_k(kern, grid, block, smem, stream, false, *a, out, splits, mode, flags, epoch);
     if (mode == OUT_PARTIAL)
         launch_k(sum_splits, dim3((unsigned)((mn + 255) / 256)), dim3(256), 0, stream, pdl, (const float *)a->workspace,
                  a->c, mn, splits);
