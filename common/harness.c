@@ -298,7 +298,7 @@ static int rotations_for(const kl_op *op, const kl_problem *p, const kl_env *env
 
 /* ---- main ------------------------------------------------------------------------ */
 
-static int open_gpu(const kl_cli *c, const kl_step *step, kl_env *env, struct cudaDeviceProp *prop, int *clock_khz) {
+int kl_open_device(int device, kl_env *env, struct cudaDeviceProp *prop) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -307,18 +307,25 @@ static int open_gpu(const kl_cli *c, const kl_step *step, kl_env *env, struct cu
                 e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
         return KL_EXIT_NO_GPU;
     }
-    if (c->device >= count) {
-        fprintf(stderr, "%s: --device %d: this machine has %d GPU%s, numbered 0..%d\n", g_prog, c->device,
+    if (device >= count) {
+        fprintf(stderr, "%s: --device %d: this machine has %d GPU%s, numbered 0..%d\n", g_prog, device,
                 count, count > 1 ? "s" : "", count - 1);
         return KL_EXIT_USAGE;
     }
-    CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(cudaGetDeviceProperties(prop, c->device));
+    CUDA_CHECK(cudaSetDevice(device));
+    CUDA_CHECK(cudaGetDeviceProperties(prop, device));
     memset(env, 0, sizeof *env);
-    env->device = c->device;
+    env->device = device;
     env->sms = prop->multiProcessorCount;
     env->cc = prop->major * 10 + prop->minor;
     env->l2_bytes = (size_t)prop->l2CacheSize;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking));
+    return 0;
+}
+
+static int open_gpu(const kl_cli *c, const kl_step *step, kl_env *env, struct cudaDeviceProp *prop, int *clock_khz) {
+    const int rc = kl_open_device(c->device, env, prop);
+    if (rc) return rc;
     env->seed = c->seed;
     CUDA_CHECK(cudaDeviceGetAttribute(clock_khz, cudaDevAttrClockRate, c->device));
     if (step->min_cc && env->cc < step->min_cc) {
@@ -326,7 +333,6 @@ static int open_gpu(const kl_cli *c, const kl_step *step, kl_env *env, struct cu
                 step->min_cc / 10, step->min_cc % 10, prop->name, prop->major, prop->minor);
         return KL_EXIT_NO_GPU;
     }
-    CUDA_CHECK(cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&env->cublas));
     CUBLAS_CHECK(cublasSetStream(env->cublas, env->stream));
     /* True FP32: no TF32 tensor cores behind our back (the default, said aloud). */

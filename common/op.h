@@ -95,6 +95,9 @@ void kl_empty_launch(int blocks, float *sink, cudaStream_t s);
 
 /* ---- host helpers ------------------------------------------------------- */
 void kl_set_prog(const char *name);                /* the name error messages start with */
+/* Checks that `device` exists (one line and exit code 3 or 2 if not), selects
+ * it, fills prop and env (all but cublas and seed) and creates env->stream. */
+int kl_open_device(int device, kl_env *env, struct cudaDeviceProp *prop);
 void *kl_dmalloc(size_t bytes);                    /* cudaMalloc or exit 3 */
 void *kl_hmalloc(size_t bytes);                    /* malloc or exit 3 */
 void kl_copy_to_host(void *h, const void *d, size_t bytes);

@@ -114,27 +114,10 @@ int main(int argc, char **argv) {
     }
     if (optind < argc) return usage("unexpected argument", argv[optind]);
 
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
-        fprintf(stderr, "read_floor: no usable CUDA GPU (%s): this program needs an NVIDIA GPU and its driver; "
-                        "check with nvidia-smi\n", e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
-        return KL_EXIT_NO_GPU;
-    }
-    if (device >= count) {
-        fprintf(stderr, "read_floor: --device %d: this machine has %d GPU%s, numbered 0..%d\n", device, count,
-                count > 1 ? "s" : "", count - 1);
-        return KL_EXIT_USAGE;
-    }
-    CUDA_CHECK(cudaSetDevice(device));
-    struct cudaDeviceProp prop;
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     kl_env env;
-    memset(&env, 0, sizeof env);
-    env.device = device;
-    env.sms = prop.multiProcessorCount;
-    env.l2_bytes = (size_t)prop.l2CacheSize;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
+    struct cudaDeviceProp prop;
+    const int rc = kl_open_device(device, &env, &prop);
+    if (rc) return rc;
     float *sink = (float *)kl_dmalloc(sizeof(float));
 
     setvbuf(stdout, NULL, _IOLBF, 0);
