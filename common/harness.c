@@ -117,8 +117,6 @@ double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, c
 typedef struct plist { kl_problem *p; int *m_given; int n, cap; } plist;
 
 static void plist_add(plist *l, kl_problem p, int m_given) {
-    for (int i = 0; i < l->n; ++i)   /* -m -n -k all given: one problem, not four */
-        if (l->p[i].m == p.m && l->p[i].n == p.n && l->p[i].k == p.k) return;
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 16;
         l->p = realloc(l->p, (size_t)l->cap * sizeof *l->p);
@@ -378,8 +376,8 @@ int kl_main(int argc, char **argv, const kl_step *step) {
             return KL_EXIT_USAGE;
         }
     }
-    /* Shaping can make problems equal (a GEMV fixes m = 1, so -n 8192 -k 8192
-     * over five default sizes is one problem): run each once. */
+    /* Problems can be equal (-m -n -k all given over the default sizes; a GEMV
+     * fixes m = 1 when shaped, so -n 8192 -k 8192 is one problem): run each once. */
     int nu = 0;
     for (int i = 0; i < pl.n; ++i) {
         int dup = 0;
