@@ -395,27 +395,34 @@ static int fused_table(int n, int k) {
     return fused_find(4, 1, 4, 2, 0);
 }
 
+// --rows ... --prefetch: the first compiled configuration that matches every
+// option given (0: any), or -1.
+static bool fused_options() { return opt_rows | opt_bpl | opt_warps | opt_stages | opt_prefetch; }
+static int fused_by_options() {
+    for (int c = 0; c < ncfgs; ++c)
+        if ((!opt_rows || cfgs[c].rows == opt_rows) && (!opt_bpl || cfgs[c].bpl == opt_bpl) &&
+            (!opt_warps || cfgs[c].warps == opt_warps) && (!opt_stages || cfgs[c].stages == opt_stages) &&
+            (!opt_prefetch || cfgs[c].prefetch == opt_prefetch - 1))
+            return c;
+    return -1;
+}
+
+// Options that name no compiled configuration are refused before the GPU is touched.
+static int accepts(const kl_problem *p, char *msg, size_t len) {
+    (void)p;
+    if (!fused_options() || fused_by_options() >= 0) return 0;
+    size_t o = (size_t)snprintf(msg, len, "no compiled fused configuration has --rows %d --bpl %d --warps %d --stages %d "
+                                          "--prefetch %d (0: any); compiled (rows bpl warps stages prefetch+1):",
+                                opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch);
+    for (int c = 0; c < ncfgs && o < len; ++c)
+        o += (size_t)snprintf(msg + o, len - o, " (%d %d %d %d %d)", cfgs[c].rows, cfgs[c].bpl, cfgs[c].warps,
+                              cfgs[c].stages, cfgs[c].prefetch + 1);
+    return 1;
+}
+
 static void launch_fused(const kl_gemv_args *a, void *ctx, cudaStream_t stream) {
     (void)ctx;
-    int c = fused_table(a->n, a->k);
-    if (opt_rows | opt_bpl | opt_warps | opt_stages | opt_prefetch) {   // options: the first entry that matches them all
-        for (c = 0; c < ncfgs; ++c)
-            if ((!opt_rows || cfgs[c].rows == opt_rows) && (!opt_bpl || cfgs[c].bpl == opt_bpl) &&
-                (!opt_warps || cfgs[c].warps == opt_warps) && (!opt_stages || cfgs[c].stages == opt_stages) &&
-                (!opt_prefetch || cfgs[c].prefetch == opt_prefetch - 1))
-                break;
-        if (c == ncfgs) {
-            fprintf(stderr, "step15: no compiled fused configuration has --rows %d --bpl %d --warps %d --stages %d --prefetch %d "
-                            "(0: any); compiled (rows bpl warps stages prefetch+1):",
-                    opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch);
-            for (c = 0; c < ncfgs; ++c)
-                fprintf(stderr, " (%d %d %d %d %d)", cfgs[c].rows, cfgs[c].bpl, cfgs[c].warps, cfgs[c].stages,
-                        cfgs[c].prefetch + 1);
-            fprintf(stderr, "\n");
-            exit(KL_EXIT_USAGE);
-        }
-    }
-    cfgs[c].launch(a, stream);
+    cfgs[fused_options() ? fused_by_options() : fused_table(a->n, a->k)].launch(a, stream);   // accepts() checked the options
     KL_CHECK_LAUNCH();
 }
 
@@ -433,6 +440,7 @@ int main(int argc, char **argv) {
     step.kernels[3].op = &kl_op_qgemv_q4_0;
     step.kernels[3].variant = "fused";
     step.kernels[3].gemv = launch_fused;
+    step.accepts = accepts;
     step.opts[0] = (kl_opt){"rows", "fused: rows per block (0: the table by size)", &opt_rows, 0, 8};
     step.opts[1] = (kl_opt){"bpl", "fused: q4_0 blocks per lane and pass (0: table)", &opt_bpl, 0, 8};
     step.opts[2] = (kl_opt){"warps", "fused: warps per block, splitting K (0: table)", &opt_warps, 0, 32};
