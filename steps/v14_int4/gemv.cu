@@ -8,7 +8,7 @@
  *
  * What changes from step 13:
  *  - a 16-byte load brings 32 weights (a quarter of a group: one scale and
- *    one zero per load), and needs 64 bytes of x: here ROWS = 2 rows per
+ *    one zero per load), and needs 64 bytes of x: here ROWS = 4 rows per
  *    thread share each x load and its conversion (the sweep in the doc).
  *  - unpacking: lo = word & 0x0F0F0F0F holds the even columns of a word in its
  *    four bytes, hi = (word >> 4) & 0x0F0F0F0F the odd ones; one PRMT puts a
@@ -20,14 +20,20 @@
  *    than x (q - z): still under 5% of the tolerance (an emulation on the host
  *    of every operation, K = 128 .. 16384).  The scale multiplies the group's
  *    partial sum once per 32 weights.
- *  - a register double buffer: the next chunk's weights, scales and zeros are
- *    loaded before this chunk's arithmetic, so the loads overlap the math.
+ *  - step 13's loads first: a pass issues its UNROLL x ROWS 16-byte weight
+ *    loads back to back (unguarded when the pass is inside the row), then
+ *    the scales and zeros, then the arithmetic.  128 registers a thread
+ *    (SM_THREADS = 512).
+ *  - one wave: the launch table takes the most threads per row (TPR) whose
+ *    grid still fits on the GPU at once (blocks <= SMs x blocks per SM), so
+ *    no block waits for another to finish; within limits: no more threads
+ *    than a row has loads for one pass, and at most 8 passes per row.
  *
  * Napkin math: at 16384^2 the weights are 128 MiB + 8 MiB of scales and
  * zeros: 47 us at ~3050 GB/s, 4x faster than cuBLAS fp16 (~187 us) at best.
- * Arithmetic is the other limit: the SASS loop has 4.3 instructions per
- * weight (5.9 with step 13's 2^23 trick, whose PRMT also needed a MOV each),
- * ~36 us of issue at 16384^2 on 132 SMs, under the memory time.
+ * Arithmetic is the other limit: 3.7 instructions per weight executed
+ * (Nsight Compute at 8192^2), ~32 us of issue at 16384^2 on 132 SMs, under
+ * the memory time, but time in which a warp has no loads in flight.
  *
  * K must be a multiple of 128 (whole groups; rows 64-byte aligned).
  *
@@ -40,26 +46,38 @@
 #include <cuda_fp16.h>
 
 #ifndef ROWS
-#define ROWS 2      // rows per thread: x reuse
+#define ROWS 4      // rows per thread: x reuse
+#endif
+#ifndef UNROLL
+#define UNROLL 2    // 16-byte loads per row and thread in one pass
 #endif
 #ifndef TPR
-#define TPR 64      // threads per row set (a power of two)
+#define TPR 0       // threads per row set (a power of two, 8..512); 0: the launch table
 #endif
-#ifndef RSETS
-#define RSETS 2     // row sets per block: the block is TPR x RSETS threads and covers RSETS*ROWS rows
+#ifndef BLOCK
+#define BLOCK 128   // threads per block (TPR x BLOCK/TPR; TPR threads when TPR > BLOCK)
 #endif
-static_assert(ROWS >= 1 && ROWS <= 8, "registers: 2*ROWS uint4 live (double buffer)");
-static_assert((TPR & (TPR - 1)) == 0 && TPR * RSETS <= 1024 && RSETS >= 1, "TPR a power of two, at most 1024 threads");
+#ifndef SM_THREADS
+#define SM_THREADS 512   // threads per SM the registers must allow (__launch_bounds__): 128 registers each
+#endif
+static_assert(ROWS >= 1 && ROWS <= 8 && UNROLL >= 1 && UNROLL * ROWS <= 16, "registers: UNROLL*ROWS uint4 live");
+static_assert(TPR == 0 || ((TPR & (TPR - 1)) == 0 && TPR >= 8 && TPR <= 512), "TPR: 0 or a power of two in 8..512");
+static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024, "BLOCK: whole warps");
+static_assert(SM_THREADS >= 256 && SM_THREADS <= 2048, "SM_THREADS: 256 (255 registers) .. 2048 (32)");
 static_assert(KL_INT4_GROUP == 128, "a 16-byte load (32 weights) is a quarter of a group");
 
+// Sum each of the ROWS values over the tpr threads of a row set.
+template <int tpr>
 __device__ __forceinline__ void row_sums(float (&acc)[ROWS]) {
 #pragma unroll
     for (int j = 0; j < ROWS; ++j)
-        for (int off = (TPR < 32 ? TPR : 32) / 2; off > 0; off /= 2)
+#pragma unroll
+        for (int off = (tpr < 32 ? tpr : 32) / 2; off > 0; off /= 2)
             acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
-    if (TPR > 32) {
+    if (tpr > 32) {                               // second stage: one partial per warp
+        constexpr int wpr = tpr / 32;             // warps per row set
         __shared__ float partial[ROWS][32];
-        const int wpr = TPR / 32, tid = threadIdx.x;
+        const int tid = threadIdx.x;
 #pragma unroll
         for (int j = 0; j < ROWS; ++j)
             if (tid % 32 == 0) partial[j][threadIdx.y * wpr + tid / 32] = acc[j];
@@ -67,7 +85,8 @@ __device__ __forceinline__ void row_sums(float (&acc)[ROWS]) {
 #pragma unroll
         for (int j = 0; j < ROWS; ++j) {
             acc[j] = tid < wpr ? partial[j][threadIdx.y * wpr + tid] : 0.0f;
-            for (int off = 16; off > 0; off /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
+#pragma unroll
+            for (int off = wpr / 2; off > 0; off /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
         }
     }
 }
@@ -81,10 +100,17 @@ __device__ __forceinline__ float nib_128(uint32_t word, uint32_t magic, int t) {
     return __uint_as_float(__byte_perm(word, magic, 0x7044 | (t << 8)));
 }
 
-__global__ void __launch_bounds__(TPR * RSETS)
+// A block is BLOCK threads (BLOCK / tpr row sets), or one row set of tpr
+// threads when tpr > BLOCK; __launch_bounds__ asks for registers that fit
+// SM_THREADS threads.
+constexpr int block_threads(int tpr) { return tpr > BLOCK ? tpr : BLOCK; }
+constexpr int blocks_per_sm(int tpr) { return SM_THREADS > block_threads(tpr) ? SM_THREADS / block_threads(tpr) : 1; }
+
+template <int tpr>
+__global__ void __launch_bounds__(block_threads(tpr), blocks_per_sm(tpr))
 qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ scale,
            const __half *__restrict__ zero, const __half *__restrict__ x, __half *__restrict__ y) {
-    const int row0 = (blockIdx.x * RSETS + threadIdx.y) * ROWS;
+    const int row0 = (blockIdx.x * blockDim.y + threadIdx.y) * ROWS;
     const int K32 = K / 32, G = K / KL_INT4_GROUP;   // 16-byte chunks and groups per row
     const uint4 *w[ROWS];
     const __half *sr[ROWS], *zr[ROWS];
@@ -101,70 +127,132 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     uint32_t magic;
     asm("mov.b32 %0, 0x43000000;" : "=r"(magic));   // exponent of 128 (see nib_128)
 
-    // Register double buffer: chunk c+TPR is loaded (weights, scales, zeros)
-    // before chunk c is computed, so every warp has a load in flight while it
-    // does its ~110 instructions of arithmetic per 32 weights and row.
-    uint4 cur[ROWS], nxt[ROWS];
-    __half2 csz[ROWS], nsz[ROWS];                // (scale, zero) of the chunk's group
-    auto load = [&](int c, uint4 (&wv)[ROWS], __half2 (&sz)[ROWS]) {
+    // One pass: UNROLL chunks of 32 weights per row, tpr chunks apart.  All of
+    // its weight loads go out first, then the scales and zeros (4 chunks per
+    // group), then the arithmetic.  Two copies: unguarded when the whole pass
+    // is inside the row (offsets as immediates, no predicates), guarded for a
+    // row's last, partial pass, whose missing chunks are neither read nor used.
+    uint4 wv[UNROLL][ROWS];
+    __half2 sz[UNROLL][ROWS];                    // (scale, zero) of each chunk's group
+    auto load = [&](int i, bool guard) {
 #pragma unroll
-        for (int j = 0; j < ROWS; ++j) {
-            wv[j] = __ldcs(w[j] + c);
-            sz[j] = __halves2half2(sr[j][c / 4], zr[j][c / 4]);   // 4 chunks per group of 128
+        for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+            for (int j = 0; j < ROWS; ++j)
+                if (!guard || i + u * tpr < K32) wv[u][j] = __ldcs(w[j] + i + u * tpr);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const int g = !guard || i + u * tpr < K32 ? (i + u * tpr) / 4 : 0;
+#pragma unroll
+            for (int j = 0; j < ROWS; ++j) sz[u][j] = __halves2half2(sr[j][g], zr[j][g]);
         }
     };
-    int c = threadIdx.x;
-    if (c < K32) load(c, cur, csz);
-    for (; c < K32; c += TPR) {
-        if (c + TPR < K32) load(c + TPR, nxt, nsz);  // in flight during the math below
-        float g[ROWS], zm[ROWS];                 // this chunk's sum of x * (q - z); -(128 + z)
+    auto compute = [&](int i, bool guard) {
 #pragma unroll
-        for (int j = 0; j < ROWS; ++j) {
-            g[j] = 0.0f;
-            zm[j] = -128.0f - __high2float(csz[j]);
-        }
-#pragma unroll
-        for (int b = 0; b < 4; ++b) {            // word b: columns 8b .. 8b+7 of the chunk
-            const float4 xq = __ldg(x4 + 4 * c + b);
-            const __half2 *xh = reinterpret_cast<const __half2 *>(&xq);
-            float2 xf[4];
-#pragma unroll
-            for (int t = 0; t < 4; ++t) xf[t] = __half22float2(xh[t]);   // columns 2t, 2t+1
-            // sum x (q - z) = sum x (128 + q) - (128 + z) sum x: the second term
-            // once per word (8 weights) and row, sum x once per word for all rows
-            const float sx = ((xf[0].x + xf[0].y) + (xf[1].x + xf[1].y)) + ((xf[2].x + xf[2].y) + (xf[3].x + xf[3].y));
+        for (int u = 0; u < UNROLL; ++u) {
+            const int c = i + u * tpr;
+            if (guard && c >= K32) break;
+            float g[ROWS], zm[ROWS];             // this chunk's sum of x * (q - z); -(128 + z)
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
-                const uint32_t word = b == 0 ? cur[j].x : b == 1 ? cur[j].y : b == 2 ? cur[j].z : cur[j].w;
-                const uint32_t lo = word & 0x0F0F0F0Fu, hi = (word >> 4) & 0x0F0F0F0Fu;
-                // start from the correction, so the running sum stays near the answer
-                g[j] = fmaf(zm[j], sx, g[j]);
+                g[j] = 0.0f;
+                zm[j] = -128.0f - __high2float(sz[u][j]);
+            }
 #pragma unroll
-                for (int t = 0; t < 4; ++t) {      // byte t: column 2t (low nibble), 2t+1 (high)
-                    g[j] = fmaf(xf[t].x, nib_128(lo, magic, t), g[j]);
-                    g[j] = fmaf(xf[t].y, nib_128(hi, magic, t), g[j]);
+            for (int b = 0; b < 4; ++b) {        // word b: columns 8b .. 8b+7 of the chunk
+                const float4 xq = __ldg(x4 + 4 * c + b);
+                const __half2 *xh = reinterpret_cast<const __half2 *>(&xq);
+                float2 xf[4];
+#pragma unroll
+                for (int t = 0; t < 4; ++t) xf[t] = __half22float2(xh[t]);   // columns 2t, 2t+1
+                // sum x (q - z) = sum x (128 + q) - (128 + z) sum x: the second term
+                // once per word (8 weights) and row, sum x once per word for all rows
+                const float sx = ((xf[0].x + xf[0].y) + (xf[1].x + xf[1].y)) + ((xf[2].x + xf[2].y) + (xf[3].x + xf[3].y));
+#pragma unroll
+                for (int j = 0; j < ROWS; ++j) {
+                    const uint32_t word = b == 0 ? wv[u][j].x : b == 1 ? wv[u][j].y : b == 2 ? wv[u][j].z : wv[u][j].w;
+                    const uint32_t lo = word & 0x0F0F0F0Fu, hi = (word >> 4) & 0x0F0F0F0Fu;
+                    // start from the correction, so the running sum stays near the answer
+                    g[j] = fmaf(zm[j], sx, g[j]);
+#pragma unroll
+                    for (int t = 0; t < 4; ++t) {  // byte t: column 2t (low nibble), 2t+1 (high)
+                        g[j] = fmaf(xf[t].x, nib_128(lo, magic, t), g[j]);
+                        g[j] = fmaf(xf[t].y, nib_128(hi, magic, t), g[j]);
+                    }
                 }
             }
-        }
 #pragma unroll
-        for (int j = 0; j < ROWS; ++j) {
-            acc[j] = fmaf(__low2float(csz[j]), g[j], acc[j]);   // the scale, once per 32 weights
-            cur[j] = nxt[j];
-            csz[j] = nsz[j];
+            for (int j = 0; j < ROWS; ++j) acc[j] = fmaf(__low2float(sz[u][j]), g[j], acc[j]);   // the scale
         }
+    };
+    for (int i = threadIdx.x; i < K32; i += tpr * UNROLL) {   // K = 8192, tpr = 32: 4 passes
+        if (i + (UNROLL - 1) * tpr < K32) { load(i, false); compute(i, false); }
+        else { load(i, true); compute(i, true); }
     }
-    row_sums(acc);
+    row_sums<tpr>(acc);
 #pragma unroll
     for (int j = 0; j < ROWS; ++j)
         if (threadIdx.x == 0 && row0 + j < N) y[row0 + j] = __float2half(acc[j]);
 }
 
+template <int tpr>
+static void launch_tpr(const kl_gemv_args *a, cudaStream_t stream) {
+    const int rows_per_block = block_threads(tpr) / tpr * ROWS;
+    const int grid = (a->n + rows_per_block - 1) / rows_per_block;
+    qgemv_int4<tpr><<<grid, dim3(tpr, block_threads(tpr) / tpr), 0, stream>>>(
+        a->n, a->k, (const uint8_t *)a->w, (const __half *)a->scales, (const __half *)a->zeros,
+        (const __half *)a->x, (__half *)a->y);
+}
+
+// Blocks of one instantiation the whole GPU holds at once (asked once).
+template <int tpr>
+static int wave_blocks() {
+    static int wave = 0;
+    if (wave == 0) {
+        int dev, sms, per_sm;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_int4<tpr>, block_threads(tpr), 0));
+        wave = sms * per_sm;
+    }
+    return wave;
+}
+
+typedef struct tpr_entry { int tpr; int (*wave)(void); void (*launch)(const kl_gemv_args *, cudaStream_t); } tpr_entry;
+#define E(t) {t, wave_blocks<t>, launch_tpr<t>},
+static const tpr_entry tprs[] = {E(8) E(16) E(32) E(64) E(128) E(256) E(512)};
+#undef E
+
+// The launch table.  Candidates: powers of two from lo = the fewest threads
+// that cover a row in 8 passes (at least 16) to hi = the most that still
+// give every thread a load in one pass (at most 256).  Take the largest whose
+// grid fits in one wave: every block starts at once, each SM streams its
+// rows from the first cycle, and no SM idles behind a last partial wave.
+// When none fits (the long grids: 16384^2, 128256 x 4096), take lo: the
+// fewest, longest blocks.  8192^2: 32 (512 blocks of 16 rows for 528 block
+// slots); 4096 x 14336: 64; 14336 x 4096: 16 (the doc measures every tpr).
+static int pick(const kl_gemv_args *a) {
+    const int k32 = a->k / 32, per_thread = UNROLL;
+    int lo = 16, hi = 8;
+    while (lo < 512 && lo * per_thread * 8 < k32) lo *= 2;
+    while (hi < 256 && hi * per_thread < k32) hi *= 2;
+    if (hi < lo) hi = lo;
+    int best = -1;
+    for (int e = 0; e < (int)(sizeof tprs / sizeof tprs[0]); ++e) {
+        const int t = tprs[e].tpr;
+        if (TPR ? t != TPR : t < lo || t > hi) continue;
+        if (TPR) return e;
+        const int rows_per_block = block_threads(t) / t * ROWS;
+        const long long blocks = (a->n + rows_per_block - 1) / rows_per_block;
+        if (best < 0) best = e;                   // lo, unless a larger one fits
+        if (blocks <= tprs[e].wave()) best = e;
+    }
+    return best;
+}
+
 static void launch(const kl_gemv_args *a, void *ctx, cudaStream_t stream) {
     (void)ctx;
-    const int rows_per_block = RSETS * ROWS;
-    const int grid = (a->n + rows_per_block - 1) / rows_per_block;
-    qgemv_int4<<<grid, dim3(TPR, RSETS), 0, stream>>>(a->n, a->k, (const uint8_t *)a->w, (const __half *)a->scales,
-                                                 (const __half *)a->zeros, (const __half *)a->x, (__half *)a->y);
+    tprs[pick(a)].launch(a, stream);
     KL_CHECK_LAUNCH();
 }
 
