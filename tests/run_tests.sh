@@ -153,6 +153,8 @@ else
                     elif [ $rc -eq 2 ] && grep -q "multiple of" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "step$s rejects K=$kk in one line: $(cat "$tmp/err")"
                     else bad "step$s K=$kk: exit $rc: $(head -c 300 "$tmp/err") $(grep -m3 FAIL "$tmp/out")"; fi
                 done
+                # tall and skinny: the launch tables' fewest-threads end and a row's partial last pass
+                check "step$s --check-only N 20000 K 4224 (a partial last pass)" ./step$s --check-only -n 20000 -k 4224
                 check "step$s -n 256 -k 256 runs one problem, not one per default size" bash -c '
                     ./step'"$s"' --check-only -n 256 -k 256 --csv '"$tmp"'/nk.csv >/dev/null 2>&1 &&
                     ./step'"$s"' --check-only --sizes 256 --csv '"$tmp"'/s.csv >/dev/null 2>&1 &&

@@ -32,7 +32,7 @@
  * Napkin math: at 16384^2 the weights are 128 MiB + 8 MiB of scales and
  * zeros: 47 us at ~3050 GB/s, 4x faster than cuBLAS fp16 (~187 us) at best.
  * Arithmetic is the other limit: 3.7 instructions per weight executed
- * (Nsight Compute at 8192^2), ~32 us of issue at 16384^2 on 132 SMs, under
+ * (Nsight Compute at 8192^2), ~33 us of issue at 16384^2 on 132 SMs, under
  * the memory time, but time in which a warp has no loads in flight.
  *
  * K must be a multiple of 128 (whole groups; rows 64-byte aligned).
