@@ -232,20 +232,19 @@ static const tpr_entry tprs[] = {E(8) E(16) E(32) E(64) E(128) E(256) E(512)};
 // fewest, longest blocks.  8192^2: 32 (512 blocks of 16 rows for 528 block
 // slots); 4096 x 14336: 64; 14336 x 4096: 16 (the doc measures every tpr).
 static int pick(const kl_gemv_args *a) {
-    const int k32 = a->k / 32, per_thread = UNROLL;
+    const int n = (int)(sizeof tprs / sizeof tprs[0]), k32 = a->k / 32;
+    if (TPR)
+        for (int e = 0; e < n; ++e)
+            if (tprs[e].tpr == TPR) return e;
     int lo = 16, hi = 8;
-    while (lo < 512 && lo * per_thread * 8 < k32) lo *= 2;
-    while (hi < 256 && hi * per_thread < k32) hi *= 2;
-    if (hi < lo) hi = lo;
+    while (lo < 512 && lo * UNROLL * 8 < k32) lo *= 2;
+    while (hi < 256 && hi * UNROLL < k32) hi *= 2;
     int best = -1;
-    for (int e = 0; e < (int)(sizeof tprs / sizeof tprs[0]); ++e) {
+    for (int e = 0; e < n; ++e) {
         const int t = tprs[e].tpr;
-        if (TPR ? t != TPR : t < lo || t > hi) continue;
-        if (TPR) return e;
+        if (t < lo || (t > hi && best >= 0)) continue;   // lo is taken even when above hi
         const int rows_per_block = block_threads(t) / t * ROWS;
-        const long long blocks = (a->n + rows_per_block - 1) / rows_per_block;
-        if (best < 0) best = e;                   // lo, unless a larger one fits
-        if (blocks <= tprs[e].wave()) best = e;
+        if (best < 0 || (a->n + rows_per_block - 1) / rows_per_block <= tprs[e].wave()) best = e;
     }
     return best;
 }
