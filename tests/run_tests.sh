@@ -64,6 +64,7 @@ for s in $built; do
 done
 
 gpu=0
+[ -x ./step0 ] || make -s step0 >/dev/null 2>&1   # the probe below (TEST_STEPS may not include 0)
 if nvidia-smi -L >/dev/null 2>&1 && [ -x ./step0 ] && ./step0 --check-only --sizes 1 >/dev/null 2>&1; then gpu=1; fi
 if [ $gpu -eq 0 ] && [ -x ./step0 ]; then
     check "no GPU: step0 says so in one line and exits 3" expect_exit 3 "no usable CUDA GPU" ./step0

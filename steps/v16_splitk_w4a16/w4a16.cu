@@ -89,6 +89,9 @@
 #ifndef ILV
 #define ILV 0      // 1: split s takes stages s, s + S, s + 2S ... of K; 0: a contiguous slice
 #endif
+#ifndef PIN
+#define PIN 1      // 1: per-thread addresses made once and kept in registers (see pin()); 0: ptxas may recompute them
+#endif
 #ifndef PDL
 #define PDL 1      // 1: splitk_det's summing kernel launches while the GEMM runs (sm_90)
 #endif
@@ -172,6 +175,20 @@ __device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, 
         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// An empty asm that "changes" v: ptxas can no longer recompute v from the
+// thread index where it is used (it did, in every stage: S2R, shifts, masks,
+// clamps and a multiply for each address), so v is computed once and held.
+template <typename T> __device__ __forceinline__ void pin(T &v) {
+    if (!PIN) return;
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long u = (unsigned long long)v;
+        asm volatile("" : "+l"(u));
+        v = (T)u;
+    } else {
+        asm volatile("" : "+r"(v));
+    }
 }
 
 __device__ __forceinline__ uint32_t h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
@@ -260,6 +277,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         const size_t row = (size_t)min(nbase + 8 * j + g, N - 1);
         wsrc[j] = p.w + row * (K / 2) + 16 * t;
         zs[j] = (int)row * G;
+        pin(wsrc[j]);
+        pin(zs[j]);
     }
     // A is copied by the whole block, 16 bytes a thread per copy: chunk i of a
     // stage is chunk i % 16 of row (i / 16) % AROWS of the stage's group
@@ -276,19 +295,32 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         akg[q] = kg;
         asrc[q] = A + (size_t)min(r, M - 1) * K + kg * GROUP + 8 * c;
         adst[q] = (int)offsetof(Stage<AROWS>, a) + ((kg * AROWS + r) * 16 + (c ^ swz(c, r))) * 16;
+        pin(asrc[q]);
+        pin(adst[q]);
     }
     // Does this thread copy chunk q of the stage that starts at group gr?
     auto a_mine = [&](int q, int gr) {
         return (ACOPY * WARPS * 32 == ACHUNKS || (int)threadIdx.x + q * WARPS * 32 < ACHUNKS) && gr + akg[q] < G;
     };
-    const unsigned smem = (unsigned)__cvta_generic_to_shared(sm);
-    const int wdst = (int)offsetof(Stage<AROWS>, w) + (warp * ROWS * 32 + lane) * 16;
+    unsigned smem = (unsigned)__cvta_generic_to_shared(sm);
+    int wdst = (int)offsetof(Stage<AROWS>, w) + (warp * ROWS * 32 + lane) * 16;
+    pin(smem);
+    pin(wdst);
+    // Where this thread reads its A fragments in a stage: row g, chunk 4t + w
+    // swizzled; swz(4t + w, g) = (t & 2) | (g & 1) is the same for every w and
+    // for row g + 8, so four offsets serve every read.
+    int aread[4];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+        const int c = 4 * t + w;
+        aread[w] = (int)offsetof(Stage<AROWS>, a) + (g * 16 + (c ^ swz(c, g))) * 16;
+        pin(aread[w]);
+    }
 
     // Start the copies of stage i (groups i KG .. i KG + KG - 1) into a slot, if it is one of ours.
-    auto issue = [&](int i, int slot) {
+    auto issue = [&](int i, unsigned st) {   // st: the slot's shared-memory address
         if (i < end) {
             const int gr = i * KG;
-            const unsigned st = smem + slot * (unsigned)sizeof(Stage<AROWS>);
 #pragma unroll
             for (int kg = 0; kg < KG; ++kg) {
                 if (gr + kg >= G) break;   // the last stage of K may be short
@@ -327,7 +359,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     };
 
 #pragma unroll
-    for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, k);
+    for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, smem + k * (unsigned)sizeof(Stage<AROWS>));
     __half z[KG][ROWS], s[KG][ROWS], z_next[KG][ROWS], s_next[KG][ROWS];
     load_zs(first, z, s);
     if (mode == OUT_ATOMIC && split == 0) {   // zero this tile of C while the first loads fly
@@ -346,6 +378,11 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     float acc[MT][2][4] = {};
     unsigned zflag = 0;   // splitk: the tile's flag, read during the last stage
     int slot = 0;         // slot of stage sg; the one before it is refilled
+    constexpr unsigned SLOT = sizeof(Stage<AROWS>);
+    const char *const sm_gen = reinterpret_cast<const char *>(sm);
+    // this thread's part of the last stage's zero flag (read during the last stage)
+    int flag_reader = mode == OUT_ATOMIC && split != 0 && threadIdx.x == 0;
+    pin(flag_reader);
     for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
         const int gr = sg * KG;
         cp_async_wait<STAGES - 2>();   // my copies of stage sg have landed ...
@@ -353,15 +390,15 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #pragma unroll
         for (int q = 0; q < ACOPY; ++q)
             if (a_mine(q, gr)) {
-                uint4 *c = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(&sm[slot]) + adst[q]);
+                uint4 *c = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(sm) + slot * SLOT + adst[q]);
                 *c = pair_up(*c);
             }
         __syncthreads();               // everyone's copies are in; and the slot used last is free again
-        issue(sg + (STAGES - 1) * step, slot == 0 ? STAGES - 1 : slot - 1);
+        issue(sg + (STAGES - 1) * step, smem + (slot == 0 ? STAGES - 1 : slot - 1) * SLOT);
         load_zs(sg + step, z_next, s_next);
-        if (mode == OUT_ATOMIC && split != 0 && threadIdx.x == 0 && sg + step >= end)
+        if (flag_reader && sg + step >= end)
             zflag = flag_acquire(flags + blockIdx.x);   // the last stage: look now, use it at the end
-        const Stage<AROWS> &st = sm[slot];
+        const Stage<AROWS> &st = *reinterpret_cast<const Stage<AROWS> *>(sm_gen + slot * SLOT);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
 
 #pragma unroll
@@ -371,7 +408,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             __half2 z1024[ROWS], z64[ROWS];  // 1024 + z and -(64 + z), for dequant8
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
-                wq[j] = st.w[kg][warp][j][lane];
+                wq[j] = *reinterpret_cast<const uint4 *>(reinterpret_cast<const char *>(&st) + wdst +
+                                                         kg * (WARPS * ROWS * 32 * 16) + j * 32 * 16);   // st.w[kg][warp][j][lane]
                 const __half2 z2 = __half2half2(z[kg][j]);   // exact: z is 0..15
                 z1024[j] = __hadd2(z2, __float2half2_rn(1024.0f));
                 z64[j] = __hneg2(__hadd2(z2, __float2half2_rn(64.0f)));
@@ -382,9 +420,9 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #pragma unroll
             for (int w = 0; w < 4; ++w) {    // columns 8w..8w+7 of this thread's 32
                 // activation rows g and g + 8 (the mma's B), columns paired up already
-                const int c = 4 * t + w;
-                const uint4 alo = st.a[kg][g][c ^ swz(c, g)];
-                const uint4 ahi = M_HI ? st.a[kg][g + 8][c ^ swz(c, g + 8)] : alo;
+                const char *ab = reinterpret_cast<const char *>(&st) + aread[w] + kg * AROWS * 16 * 16;
+                const uint4 alo = *reinterpret_cast<const uint4 *>(ab);
+                const uint4 ahi = M_HI ? *reinterpret_cast<const uint4 *>(ab + 8 * 16 * 16) : alo;   // row g + 8
 #pragma unroll
                 for (int i = 0; i < MT; ++i) {
                     const uint32_t v0 = w == 0 ? wq[2 * i].x : w == 1 ? wq[2 * i].y : w == 2 ? wq[2 * i].z : wq[2 * i].w;
