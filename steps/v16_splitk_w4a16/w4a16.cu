@@ -22,8 +22,8 @@
  * Instructions: a warp owns 16 rows of W and spends ~180 (M <= 8) to ~200
  * (M > 8) instructions on one group of 128 k of them (2048 weights, 1 KB):
  * 72 dequantize (9 per 8 weights), 8 or 16 are mma, 4 or 8 read A, the rest
- * load scales, address and run the pipeline; ncu counts 200 and 224 with the
- * prologue and the epilogue.  3 TB/s is 23 bytes per ns per SM: a warp-group
+ * load scales, address and run the pipeline (the loop's SASS: 348 per 2
+ * groups at M = 16 with the addresses pinned, 409 before; see pin()).  3 TB/s is 23 bytes per ns per SM: a warp-group
  * (1 KB) every ~80 cycles at 1.75 GHz, so ~2.4 of the 4 instructions per
  * cycle that an SM's four schedulers can issue.  Under the limit, but not by
  * much, and at M = 16 the issue rate shows in the time.
@@ -48,14 +48,14 @@
  * 64 x S blocks, each adding its partial tile into C ("splitk": atomicAdd)
  * or writing it to a workspace that a second kernel sums in a fixed order
  * ("splitk_det": the same bits every run).  S comes from the table below
- * (measured: see the doc), or --split; it is about one wave: 73 registers a
- * thread at M <= 8 (3 blocks per SM), 88 at M > 8 (2).  splitk zeroes C in
+ * (measured: see the doc), or --split; it is about one wave: 76 registers a
+ * thread at M <= 8 (3 blocks per SM), 95 at M > 8 (2).  splitk zeroes C in
  * the same kernel: the blocks of split 0 zero their tile first and raise a
  * flag that the others check before their atomics.
  *
- * Measured (H100, 8192 x 8192, one run, S = 4): splitk 19.5-19.7 us at
- * M = 1..8 (2.54-2.59x cuBLAS fp16, ~50 us), 21.2-21.3 us at M = 16 (2.37x).
- * The doc shows where the rest goes.
+ * Measured (H100, 8192 x 8192, the ./run_all.sh run of results/, S = 4):
+ * splitk 18.8-19.1 us at M = 1..8 (2.62-2.65x cuBLAS fp16, ~50 us), 21.0 us
+ * at M = 16 (2.40x).  The doc shows where the rest goes.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
