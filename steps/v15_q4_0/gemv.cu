@@ -332,7 +332,7 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
 #define FUSED_CONFIGS X(ROWS, BPL, WARPS, STAGES, PREFETCH)
 #else
 #define FUSED_CONFIGS X(4, 1, 4, 1, 1) X(4, 2, 4, 1, 1) X(4, 1, 4, 2, 0) X(4, 2, 1, 2, 0) X(4, 2, 4, 2, 0) \
-    X(4, 1, 4, 2, 1) X(4, 1, 4, 2, 2)
+    X(4, 1, 4, 2, 1) X(4, 1, 4, 2, 2) X(4, 1, 1, 2, 0)
 #endif
 
 template <int R, int B, int Wn, int S, int P>
@@ -380,23 +380,33 @@ static int fused_find(int rows, int bpl, int warps, int stages, int prefetch) {
             return c;
     return 0;
 }
-static int fused_table(int n, int k) {
-    if (ncfgs == 1) return 0;                      // -D flags: the one configuration
-    static int resident = 0;                       // one-warp blocks resident at once
-    if (resident == 0) {
+// One-warp blocks of (4, B, 1, 2, none) that the GPU holds at once, for the
+// copy width that K allows (as launch_cfg picks it; asked once per kernel).
+template <typename T, int B>
+static int one_warp_wave_t() {
+    static int wave = 0;
+    if (wave == 0) {
         int dev, sms, per_sm;
         CUDA_CHECK(cudaGetDevice(&dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<uint4, 4, 2, 1, 2, false>, 32, 0));
-        resident = sms * per_sm;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<T, 4, B, 1, 2, false>, 32, 0));
+        wave = sms * per_sm;
     }
-    if ((n + 3) / 4 >= 4 * resident) return fused_find(4, 2, 1, 2, 0);
+    return wave;
+}
+template <int B>
+static int one_warp_wave(int k) {
+    return k % 256 == 0 ? one_warp_wave_t<uint4, B>() : k % 64 == 0 ? one_warp_wave_t<uint32_t, B>() : one_warp_wave_t<uint16_t, B>();
+}
+static int fused_table(int n, int k) {
+    if (ncfgs == 1) return 0;                      // -D flags: the one configuration
+    const int blocks = (n + 3) / 4;                // one block per 4 rows
+    if (blocks >= 4 * one_warp_wave<2>(k)) return fused_find(4, 2, 1, 2, 0);   // very tall: many waves
+    if (blocks <= one_warp_wave<1>(k)) return fused_find(4, 1, 1, 2, 0);       // one wave of one-warp blocks
     if (k <= 8192) return fused_find(4, k <= 4096 ? 1 : 2, 4, 1, 1);
     return fused_find(4, 1, 4, 2, 0);
 }
 
-// --rows ... --prefetch: the first compiled configuration that matches every
-// option given (0: any), or -1.
 static bool fused_options() { return opt_rows | opt_bpl | opt_warps | opt_stages | opt_prefetch; }
 static int fused_by_options() {
     for (int c = 0; c < ncfgs; ++c)
