@@ -33,7 +33,8 @@
  * blocks for 792 resident: 1.3 waves, and the second wave runs the SMs at
  * 29% occupancy (72% of the read ceiling).  Split 4 ways, a block is 4 rows:
  * 4096 short blocks.  A launch table picks the pass size, stages and an L2
- * prefetch by K (the doc has the measurements).  H100, same run as the
+ * prefetch by K, and one-warp blocks (all of K each) where their grid fits
+ * in one wave (the doc has the measurements).  H100, same run as the
  * previous version: 23.4 -> 21.7 us at 8192^2 (2.30x cuBLAS), 68.3 -> 59.2 us
  * at 16384^2 (3.19x, 83% of the read ceiling).
  *
@@ -402,7 +403,8 @@ static int fused_table(int n, int k) {
     if (ncfgs == 1) return 0;                      // -D flags: the one configuration
     const int blocks = (n + 3) / 4;                // one block per 4 rows
     if (blocks >= 4 * one_warp_wave<2>(k)) return fused_find(4, 2, 1, 2, 0);   // very tall: many waves
-    if (blocks <= one_warp_wave<1>(k)) return fused_find(4, 1, 1, 2, 0);       // one wave of one-warp blocks
+    const int wave1 = one_warp_wave<1>(k);
+    if (blocks <= wave1 && 4 * blocks >= wave1) return fused_find(4, 1, 1, 2, 0);   // one wave, at least a quarter full
     if (k <= 8192) return fused_find(4, k <= 4096 ? 1 : 2, 4, 1, 1);
     return fused_find(4, 1, 4, 2, 0);
 }
