@@ -23,7 +23,8 @@
  * (M > 8) instructions on one group of 128 k of them (2048 weights, 1 KB):
  * 72 dequantize (9 per 8 weights), 8 or 16 are mma, 4 or 8 read A, the rest
  * load scales, address and run the pipeline (the loop's SASS: 348 per 2
- * groups at M = 16 with the addresses pinned, 409 before; see pin()).  3 TB/s is 23 bytes per ns per SM: a warp-group
+ * groups at M = 16 with the addresses pinned, 409 before; see pin()).
+ * 3 TB/s is 23 bytes per ns per SM: a warp-group
  * (1 KB) every ~80 cycles at 1.75 GHz, so ~2.4 of the 4 instructions per
  * cycle that an SM's four schedulers can issue.  Under the limit, but not by
  * much, and at M = 16 the issue rate shows in the time.
@@ -380,7 +381,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     int slot = 0;         // slot of stage sg; the one before it is refilled
     constexpr unsigned SLOT = sizeof(Stage<AROWS>);
     const char *const sm_gen = reinterpret_cast<const char *>(sm);
-    // this thread's part of the last stage's zero flag (read during the last stage)
+    // splitk, split > 0: thread 0 reads the tile's zero flag during the last stage
     int flag_reader = mode == OUT_ATOMIC && split != 0 && threadIdx.x == 0;
     pin(flag_reader);
     for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
