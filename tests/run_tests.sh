@@ -102,11 +102,13 @@ else
     skp "plots: gnuplot is not installed (sudo apt-get install gnuplot-nox); tables are tested above"
 fi
 check "plots: without gnuplot it says how to install it" bash -c "PATH=/usr/bin/nonexistent:/bin:/usr/bin; command -v gnuplot >/dev/null && exit 0; tools/plots.sh $tmp/plots | grep -q 'apt-get install gnuplot'"
-printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
+printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\n<!-- floor:10 8192x8192=35.7 16384x16384=99.9 -->\n<!-- /floor -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
 tools/update_docs.sh "$fx" "$tmp/doc.md"
 check "docs: results marker filled from the CSV" grep -q "^| 1024 | 1024 | 1024 | 333.700 | 6.435 |" "$tmp/doc.md"
 check "docs: stale text between markers replaced" bash -c "! grep -q stale $tmp/doc.md"
 check "docs: include marker filled" grep -q "included fixture table" "$tmp/doc.md"
+check "docs: floor marker: step against read_floor.log" grep -qF "| 35.7 | 8192 x 8192 | 14.91 | 400.0 | 4% | 120.0 | 0.30x | 8.05x |" "$tmp/doc.md"
+check "docs: floor marker: a size read_floor did not measure shows dashes" grep -qF "| 99.9 | 16384 x 16384 | - | 1000.0 | - | - | - | - |" "$tmp/doc.md"
 cp "$tmp/doc.md" "$tmp/doc2.md"; tools/update_docs.sh "$fx" "$tmp/doc2.md"
 check "docs: regeneration is idempotent" cmp -s "$tmp/doc.md" "$tmp/doc2.md"
 

@@ -5,6 +5,9 @@
 #   <!-- results:stepN --> ... <!-- /results -->   stepN.csv as a table
 #   <!-- include:PATH --> ... <!-- /include -->     the file PATH (repo-relative)
 #   <!-- steps --> ... <!-- /steps -->              the README's step table
+#   <!-- floor:N[:VARIANT] NxK=MB ... --> ... <!-- /floor -->
+#       step N (M = 1, that variant) at each N x K against the fastest single
+#       launch that reads MB megabytes (RESULTS_DIR/read_floor.log)
 set -euo pipefail
 res=${1:?usage: tools/update_docs.sh RESULTS_DIR [FILES...]}
 shift
@@ -27,6 +30,25 @@ step_table() {   # $1 = csv
                 printf "| %s | %s | %s |%s %s | %s | %s | %s | %s | %s | %s |\n", f[4], f[5], f[6], var ? " " f[15] " |" : "", f[7], flops ? f[8] : f[9], f[10], f[11], f[12], f[13], f[14]
             }
         }' "$1"
+}
+
+floor_table() {   # $1 = step, $2 = variant, $3... = NxK=MB
+    local step=$1 var=$2; shift 2
+    local csv="$res/step$step.csv" log="$res/read_floor.log"
+    if [ ! -f "$csv" ] || [ ! -f "$log" ]; then echo "(not measured yet: run ./run_all.sh)"; return; fi
+    echo "| MB | N x K | one-launch floor (us) | step $step (us) | step $step's speed / the floor's | cuBLAS fp16 (us) | x cuBLAS, measured | x cuBLAS at most (the floor) |"
+    echo "|---:|---|---:|---:|---:|---:|---:|---:|"
+    local spec n k mb
+    for spec in "$@"; do
+        n=${spec%%x*}; k=${spec#*x}; k=${k%%=*}; mb=${spec#*=}
+        awk -F, -v n="$n" -v k="$k" -v mb="$mb" -v var="$var" -v logf="$log" '
+            BEGIN { while ((getline l < logf) > 0) { split(l, f, " "); if (f[1] == mb && f[2] ~ /^[0-9.]+$/) floor = f[2] } }
+            NR > 1 && $4 == 1 && $5 == n && $6 == k && $15 == var { t = $7; cb = $10 }
+            END {
+                if (floor == "" || t == "") { printf "| %s | %s x %s | %s | %s | - | - | - | - |\n", mb, n, k, floor == "" ? "-" : floor, t == "" ? "-" : t; exit }
+                printf "| %s | %s x %s | %s | %s | %.0f%% | %s | %.2fx | %.2fx |\n", mb, n, k, floor, t, 100 * floor / t, cb, cb / t, cb / floor
+            }' "$csv"
+    done
 }
 
 steps_table() {
@@ -58,7 +80,7 @@ for f in "${files[@]}"; do
     skip=0
     while IFS= read -r line || [ -n "$line" ]; do
         if [ $skip -eq 1 ]; then
-            [[ $line =~ ^\<\!--\ /(results|include|steps)\ --\>$ ]] && { printf '%s\n' "$line" >>"$tmp/out"; skip=0; }
+            [[ $line =~ ^\<\!--\ /(results|include|steps|floor)\ --\>$ ]] && { printf '%s\n' "$line" >>"$tmp/out"; skip=0; }
             continue
         fi
         printf '%s\n' "$line" >>"$tmp/out"
@@ -70,6 +92,10 @@ for f in "${files[@]}"; do
             inc=${BASH_REMATCH[1]}
             if [ -f "$inc" ] && [[ $inc == *.log ]]; then { echo '```'; cat "$inc"; echo '```'; } >>"$tmp/out"
             elif [ -f "$inc" ]; then cat "$inc" >>"$tmp/out"; else echo "($inc not generated yet)" >>"$tmp/out"; fi
+            skip=1
+        elif [[ $line =~ ^\<\!--\ floor:([0-9]+)(:([a-z_0-9]+))?((\ [0-9]+x[0-9]+=[0-9.]+)+)\ --\>$ ]]; then
+            # shellcheck disable=SC2086
+            floor_table "${BASH_REMATCH[1]}" "${BASH_REMATCH[3]}" ${BASH_REMATCH[4]} >>"$tmp/out"
             skip=1
         elif [[ $line == "<!-- steps -->" ]]; then
             steps_table >>"$tmp/out"

@@ -32,9 +32,9 @@
  *
  * Napkin math: at 8192^2 the weights are 64 MiB.  The fastest single launch
  * that reads 67 MB on the H100, timed as the harness times (./read_floor;
- * a few us of it are the launch and the events), takes 25.8 us: 1.9x
- * cuBLAS fp16's ~49.9 us is 26.2 us, 0.4 us above that floor.  At 16384^2
- * (256 MiB) the floor is 83.8 us, 2.2x cuBLAS's ~188 us.
+ * a few us of it are the launch and the events), takes ~25.4-25.8 us: 1.9x
+ * cuBLAS fp16's ~49.9 us is 26.2 us, under 1 us above that floor.  At 16384^2
+ * (256 MiB) the floor is ~84 us, 2.2x cuBLAS's ~188 us.
  * Arithmetic: 4.3 SASS instructions per weight; 268 M weights over 132 SMs
  * x 4 schedulers x 1.98 GHz is ~35 us of issue at 16384^2, under the memory
  * time, but time in which a warp issues no loads.

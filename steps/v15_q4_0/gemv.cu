@@ -41,7 +41,7 @@
  * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3050 GB/s, 3.8x under
  * cuBLAS fp16's ~187 us.  Dequantize to fp16 first, and you move 144 + 512
  * MiB more before cuBLAS even starts.  8192^2 (36 MiB): 3x cuBLAS is 16.6 us,
- * and the fastest single-launch read of 37.8 MB timed this way takes 15.2.
+ * and the fastest single-launch read of 37.8 MB timed this way takes ~15.2.
  *
  * Build and run:   make step15 && ./step15
  *                  ./step15 -n 1000 -k 992 --check-only
