@@ -54,9 +54,8 @@
  * the same kernel: the blocks of split 0 zero their tile first and raise a
  * flag that the others check before their atomics.
  *
- * Measured (H100, 8192 x 8192, the ./run_all.sh run of results/, S = 4):
- * splitk 18.8-18.9 us at M = 1..8 (2.63-2.66x cuBLAS fp16, ~50 us), 20.9 us
- * at M = 16 (2.41x).  The doc shows where the rest goes.
+ * Measured (H100, 8192 x 8192, ./run_all.sh, S = 4): splitk ~18.9 us at
+ * M = 1..8 (~2.6x cuBLAS fp16, ~50 us), ~21 us at M = 16 (~2.4x).  The doc shows where the rest goes.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
