@@ -336,19 +336,25 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
     X(4, 1, 4, 2, 1) X(4, 1, 4, 2, 2) X(4, 1, 1, 2, 0)
 #endif
 
+// Blocks of one fused kernel that the GPU holds at once (asked once per kernel).
+template <typename T, int R, int B, int Wn, int S, bool P>
+static int blocks_at_once() {
+    static int wave = 0;
+    if (wave == 0) {
+        int dev, sms, per_sm;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<T, R, B, Wn, S, P>, 32 * Wn, 0));
+        wave = sms * per_sm;
+    }
+    return wave;
+}
+
 template <int R, int B, int Wn, int S, int P>
 static void launch_cfg(const kl_gemv_args *a, cudaStream_t stream) {
     const int grid = (a->n + R - 1) / R;           // one block per R rows: N/R blocks
     const dim3 block(32, Wn);
-    static int wave = 0;                           // blocks resident at once (P == 2: prefetch a wave ahead)
-    if (P == 2 && wave == 0) {
-        int dev, sms, per_sm;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<uint4, R, B, Wn, S, true>, 32 * Wn, 0));
-        wave = sms * per_sm;
-    }
-    const int ahead = P == 2 ? wave : 0;
+    const int ahead = P == 2 ? blocks_at_once<uint4, R, B, Wn, S, true>() : 0;   // prefetch a wave ahead
     const uint8_t *w = (const uint8_t *)a->w;
     const __half *x = (const __half *)a->x;
     __half *y = (__half *)a->y;
@@ -371,9 +377,11 @@ static int opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch;   // --rows .
 // By size (the H100 measurements are in the doc): four rows per block.  With
 // rows for four waves or more of one-warp blocks (a vocabulary projection),
 // each warp keeps its four rows and its K: the last wave is a small part of
-// the time, and two passes per warp overlap.  Otherwise four warps split K:
-// up to K = 8192 one pass each (Bpl = K / 4096, one stage) and the block's
-// rows prefetched into L2; above, Bpl = 1, two stages, no prefetch.
+// the time, and two passes per warp overlap.  When the one-warp blocks (Bpl
+// 1, two stages) fit in one wave and fill at least a quarter of it, those:
+// every block starts at once.  Otherwise four warps split K: up to K = 8192
+// one pass each (Bpl = K / 4096, one stage) and the block's rows prefetched
+// into L2; above, Bpl = 1, two stages, no prefetch.
 static int fused_find(int rows, int bpl, int warps, int stages, int prefetch) {
     for (int c = 0; c < ncfgs; ++c)
         if (cfgs[c].rows == rows && cfgs[c].bpl == bpl && cfgs[c].warps == warps && cfgs[c].stages == stages &&
@@ -382,22 +390,12 @@ static int fused_find(int rows, int bpl, int warps, int stages, int prefetch) {
     return 0;
 }
 // One-warp blocks of (4, B, 1, 2, none) that the GPU holds at once, for the
-// copy width that K allows (as launch_cfg picks it; asked once per kernel).
-template <typename T, int B>
-static int one_warp_wave_t() {
-    static int wave = 0;
-    if (wave == 0) {
-        int dev, sms, per_sm;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<T, 4, B, 1, 2, false>, 32, 0));
-        wave = sms * per_sm;
-    }
-    return wave;
-}
+// copy width that K allows (as launch_cfg picks it).
 template <int B>
 static int one_warp_wave(int k) {
-    return k % 256 == 0 ? one_warp_wave_t<uint4, B>() : k % 64 == 0 ? one_warp_wave_t<uint32_t, B>() : one_warp_wave_t<uint16_t, B>();
+    return k % 256 == 0   ? blocks_at_once<uint4, 4, B, 1, 2, false>()
+           : k % 64 == 0  ? blocks_at_once<uint32_t, 4, B, 1, 2, false>()
+                          : blocks_at_once<uint16_t, 4, B, 1, 2, false>();
 }
 static int fused_table(int n, int k) {
     if (ncfgs == 1) return 0;                      // -D flags: the one configuration
