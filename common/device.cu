@@ -115,6 +115,27 @@ extern "C" void kl_read_stream(int variant, const void *buf, size_t bytes, int b
     KL_CHECK_LAUNCH();
 }
 
+/* Holds the stream until the host sets *flag (pinned host memory, read over
+ * the bus) or limit_ns have passed.  The timed launches queue up behind it,
+ * so once it returns the GPU runs them back to back without waiting for the
+ * host; the time limit means a launch queue that fills up first cannot hang
+ * the program (the host would wait for the GPU, the GPU for the host). */
+__global__ void kl_hold_kernel(const volatile int *flag, unsigned long long limit_ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        if (*flag) return;
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(1000);
+#endif
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < limit_ns);
+}
+extern "C" void kl_hold_stream(const volatile int *flag, double limit_ms, cudaStream_t s) {
+    kl_hold_kernel<<<1, 1, 0, s>>>(flag, (unsigned long long)(limit_ms * 1e6));
+    KL_CHECK_LAUNCH();
+}
+
 /* Does nothing (the store never happens): what a launch costs by itself. */
 __global__ void kl_empty_kernel(float *sink) {
     if (threadIdx.x == 1u << 20) *sink = 0.0f;

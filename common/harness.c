@@ -90,15 +90,28 @@ double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warm
     return med;
 }
 
+/* The runs are queued behind a kernel that waits for the host to finish
+ * queueing them (kl_hold_stream).  Queued straight onto an idle GPU, a launch
+ * shorter than the host's time to queue the next one (a few us) would start
+ * late, after its first event, and its time would hold part of the host's
+ * launch cost: an empty kernel then reads 4 to 7 us on an H100.  The limit
+ * only matters if the launch queue fills up before the host is done. */
 double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, cudaStream_t s) {
+    static volatile int *hold = NULL;   /* pinned host memory the GPU reads */
+    if (!hold) CUDA_CHECK(cudaHostAlloc((void **)&hold, sizeof *hold, cudaHostAllocMapped | cudaHostAllocPortable));
+    int *hold_dev = NULL;
+    CUDA_CHECK(cudaHostGetDevicePointer((void **)&hold_dev, (void *)hold, 0));
     cudaEvent_t *ev = kl_hmalloc(sizeof(cudaEvent_t) * 2 * (size_t)n);
     double *t = kl_hmalloc(sizeof(double) * (size_t)n);
     for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventCreate(&ev[i]));
-    for (int i = 0; i < n; ++i) {   /* all queued first: the GPU never waits for the host between runs */
+    *hold = 0;
+    kl_hold_stream(hold_dev, 100.0, s);
+    for (int i = 0; i < n; ++i) {
         CUDA_CHECK(cudaEventRecord(ev[2 * i], s));
         launch(ctx, i);
         CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], s));
     }
+    *hold = 1;   /* all queued: let the GPU go */
     CUDA_CHECK(cudaEventSynchronize(ev[2 * n - 1]));
     for (int i = 0; i < n; ++i) {
         float ms = 0.0f;
@@ -173,7 +186,7 @@ static void launch_body(void *ctx, int i) {
 
 /* Median time of one launch in microseconds: warm-up runs first (they also
  * estimate the cost), then as many timed runs as fit the budget, each between
- * its own pair of events, all queued before one synchronize.  kern == NULL
+ * its own pair of events, all queued before the GPU starts them.  kern == NULL
  * times the cuBLAS reference: same code path, same rotation of buffers. */
 static double time_us(const kl_cli *c, const kl_env *env, const kl_op *op, void *st,
                       const kl_kernel *kern, int nrot) {

@@ -92,6 +92,9 @@ double kl_read_bandwidth_gbps(const kl_env *env);
 void kl_read_stream(int variant, const void *buf, size_t bytes, int blocks, float *sink, cudaStream_t s);
 const char *kl_read_stream_name(int variant);
 void kl_empty_launch(int blocks, float *sink, cudaStream_t s);
+/* A one-thread kernel that returns when the host sets *flag (host memory
+ * mapped for the GPU) or after limit_ms: see kl_median_queued_us. */
+void kl_hold_stream(const volatile int *flag, double limit_ms, cudaStream_t s);
 
 /* ---- host helpers ------------------------------------------------------- */
 void kl_set_prog(const char *name);                /* the name error messages start with */
@@ -110,8 +113,9 @@ int kl_rotations(const kl_env *env, size_t bytes_per_copy);
 double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
                            cudaStream_t s);
 /* Median time in us of n launches of launch(ctx, i), each between its own
- * pair of events, all queued before one synchronize: how the engine times the
- * step and cuBLAS (after its warm-up), and how tools/read_floor times reads. */
+ * pair of events, all queued behind a held stream before the GPU starts them:
+ * how the engine times the step and cuBLAS (after its warm-up), and how
+ * tools/read_floor times reads. */
 double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, cudaStream_t s);
 /* Buffers inside one allocation start on 256-byte boundaries. */
 static inline size_t kl_align256(size_t b) { return (b + 255) & ~(size_t)255; }

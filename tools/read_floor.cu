@@ -9,9 +9,10 @@
  * program measures that floor directly: for each size it reads S bytes with
  * the harness's own read streams (common/device.cu: four kernels) at grids of
  * 1, 2, 4 and 8 blocks of 512 threads per SM, L2 cold (copies rotate as for a
- * step), timed exactly as the engine times a step and cuBLAS (queued event
- * pairs, median), and prints the best.  No kernel that must read S bytes in
- * one launch can beat it here, so x cuBLAS at most = cuBLAS time / floor.
+ * step), timed exactly as the engine times a step and cuBLAS (event pairs
+ * queued behind a held stream, median), and prints the best.  No kernel
+ * that must read S bytes in one launch can beat it here, so x cuBLAS at
+ * most = cuBLAS time / floor.
  *
  * usage: ./read_floor [--mb LIST] [--runs N] [--device N]
  *   --mb LIST   sizes in MB (10^6 bytes), comma-separated, 0.1 .. 16384
@@ -125,7 +126,7 @@ int main(int argc, char **argv) {
     printf("read_floor: the fastest single launch that reads S bytes, L2 cold\n");
     printf("GPU %d: %s, %d SMs, L2 %d MiB; read ceiling (1 GiB stream) %.0f GB/s\n", device, prop.name, env.sms,
            prop.l2CacheSize >> 20, ceiling);
-    printf("timing: median of %d runs, each between its own events, all queued (as the steps are timed); "
+    printf("timing: median of %d runs, each between its own events, queued behind a held stream (as the steps are timed); "
            "best of %d read streams x grids of 1, 2, 4, 8 blocks of 512 per SM\n\n", runs, KL_READ_STREAMS);
     printf("%10s %10s %9s %7s  %s\n", "MB", "time(us)", "GB/s", "%ceil", "fastest");
     floor_launch l = {0, 1, 1, NULL, 0, sink, env.stream};
