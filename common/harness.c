@@ -94,13 +94,15 @@ double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warm
  * queueing them (kl_hold_stream).  Queued straight onto an idle GPU, a launch
  * shorter than the host's time to queue the next one (a few us) would start
  * late, after its first event, and its time would hold part of the host's
- * launch cost: an empty kernel then reads 4 to 7 us on an H100.  The limit
+ * launch cost: an empty kernel then read 3.6 to 7.3 us on an H100.  The limit
  * only matters if the launch queue fills up before the host is done. */
 double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, cudaStream_t s) {
-    static volatile int *hold = NULL;   /* pinned host memory the GPU reads */
-    if (!hold) CUDA_CHECK(cudaHostAlloc((void **)&hold, sizeof *hold, cudaHostAllocMapped | cudaHostAllocPortable));
-    int *hold_dev = NULL;
-    CUDA_CHECK(cudaHostGetDevicePointer((void **)&hold_dev, (void *)hold, 0));
+    static volatile int *hold = NULL;   /* pinned host memory the GPU reads, at hold_dev */
+    static int *hold_dev = NULL;
+    if (!hold) {
+        CUDA_CHECK(cudaHostAlloc((void **)&hold, sizeof *hold, cudaHostAllocMapped | cudaHostAllocPortable));
+        CUDA_CHECK(cudaHostGetDevicePointer((void **)&hold_dev, (void *)hold, 0));
+    }
     cudaEvent_t *ev = kl_hmalloc(sizeof(cudaEvent_t) * 2 * (size_t)n);
     double *t = kl_hmalloc(sizeof(double) * (size_t)n);
     for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventCreate(&ev[i]));
