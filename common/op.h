@@ -108,8 +108,8 @@ void kl_copy_to_host(void *h, const void *d, size_t bytes);
 int kl_rotations(const kl_env *env, size_t bytes_per_copy);
 /* Median time in ms of `runs` launches of launch(ctx, i), each between its own
  * pair of events and synchronized, after `warmups` untimed ones (i counts all
- * of them).  For the harness's own choices (the read ceiling, which cuBLAS
- * call to use); the step and its baseline are timed by the engine. */
+ * of them).  For the read ceiling (a 1 GiB stream: the host's launch cost
+ * is lost in it); the step and its baseline are timed by the engine. */
 double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
                            cudaStream_t s);
 /* Median time in us of n launches of launch(ctx, i), each between its own

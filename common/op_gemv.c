@@ -165,18 +165,24 @@ static const kl_f16 *base_weights(const gemv_state *s, int rot) {
     return s->wref16 + (size_t)(rot % s->nrot_ref) * (kl_align256(2 * (size_t)s->p.n * s->p.k) / 2);
 }
 
-/* Median of a few launches of each candidate, rotating like the engine does. */
-typedef struct baseline_launch { gemv_state *s; int hsh; } baseline_launch;
+/* The two candidates are timed the way the engine times the reported run
+ * (kl_median_queued_us: queued behind a held stream), so that the host's
+ * launch cost, larger for cuBLAS than for a step, cannot decide the choice at
+ * the small sizes.  Each reads its own rotating copies: first + i. */
+typedef struct baseline_launch { gemv_state *s; int hsh, first; } baseline_launch;
 static void launch_baseline(void *ctx, int i) {
     const baseline_launch *l = ctx;
-    cublas_f16(l->s, l->hsh, base_weights(l->s, 9 * l->hsh + i), l->s->ybase);
+    cublas_f16(l->s, l->hsh, base_weights(l->s, l->first + i), l->s->ybase);
 }
 
 static void pick_baseline(gemv_state *s) {
     double best[2];
     for (int hsh = 0; hsh < 2; ++hsh) {
-        baseline_launch l = {s, hsh};
-        best[hsh] = kl_median_launch_ms(launch_baseline, &l, 2, 7, s->env->stream);   /* two warm-ups */
+        baseline_launch l = {s, hsh, 16 * hsh};
+        for (int w = 0; w < 2; ++w) launch_baseline(&l, w);   /* warm-ups: cuBLAS loads its kernel */
+        CUDA_CHECK(cudaStreamSynchronize(s->env->stream));
+        l.first += 2;
+        best[hsh] = kl_median_queued_us(launch_baseline, &l, 9, s->env->stream);
     }
     s->use_hsh = best[1] < best[0];
 }
