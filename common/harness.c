@@ -96,9 +96,11 @@ double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warm
  * late, after its first event, and its time would hold part of the host's
  * launch cost: an empty kernel then read 3.6 to 7.3 us on an H100.  The limit
  * only matters if the launch queue fills up before the host is done. */
-double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, cudaStream_t s) {
+double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int warmups, int n, cudaStream_t s) {
     static volatile int *hold = NULL;   /* pinned host memory the GPU reads, at hold_dev */
     static int *hold_dev = NULL;
+    for (int i = 0; i < warmups; ++i) launch(ctx, i);
+    if (warmups) CUDA_CHECK(cudaStreamSynchronize(s));
     if (!hold) {
         CUDA_CHECK(cudaHostAlloc((void **)&hold, sizeof *hold, cudaHostAllocMapped | cudaHostAllocPortable));
         CUDA_CHECK(cudaHostGetDevicePointer((void **)&hold_dev, (void *)hold, 0));
@@ -110,7 +112,7 @@ double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, c
     kl_hold_stream(hold_dev, 100.0, s);
     for (int i = 0; i < n; ++i) {
         CUDA_CHECK(cudaEventRecord(ev[2 * i], s));
-        launch(ctx, i);
+        launch(ctx, warmups + i);
         CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], s));
     }
     *hold = 1;   /* all queued: let the GPU go */
@@ -212,7 +214,7 @@ static double time_us(const kl_cli *c, const kl_env *env, const kl_op *op, void 
 
     const int n = kl_repeats(est_ms, c->budget_ms, c->iters < 3 ? c->iters : 3, c->iters);
     timed_body tb = {op, st, kern, nrot, rot, env->stream};
-    return kl_median_queued_us(launch_body, &tb, n, env->stream);
+    return kl_median_queued_us(launch_body, &tb, 0, n, env->stream);
 }
 
 /* ---- the check --------------------------------------------------------------- */

@@ -113,10 +113,11 @@ int kl_rotations(const kl_env *env, size_t bytes_per_copy);
 double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
                            cudaStream_t s);
 /* Median time in us of n launches of launch(ctx, i), each between its own
- * pair of events, all queued behind a held stream before the GPU starts them:
- * how the engine times the step and cuBLAS (after its warm-up), and how
- * tools/read_floor times reads. */
-double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int n, cudaStream_t s);
+ * pair of events, all queued behind a held stream before the GPU starts them,
+ * after `warmups` untimed ones run to completion (i counts all of them, so
+ * rotating buffers keep rotating): how the engine times the step and cuBLAS,
+ * how the GEMV baseline is chosen, and how tools/read_floor times reads. */
+double kl_median_queued_us(void (*launch)(void *ctx, int i), void *ctx, int warmups, int n, cudaStream_t s);
 /* Buffers inside one allocation start on 256-byte boundaries. */
 static inline size_t kl_align256(size_t b) { return (b + 255) & ~(size_t)255; }
 

@@ -69,12 +69,6 @@ static void launch_empty(void *ctx, int i) {
     kl_empty_launch(1, l->sink, l->s);
 }
 
-static double median_us(void (*launch)(void *, int), floor_launch *l, int runs) {
-    for (int w = 0; w < 2; ++w) launch(l, w);   /* warm-up: code loaded, clocks up */
-    CUDA_CHECK(cudaStreamSynchronize(l->s));
-    return kl_median_queued_us(launch, l, runs, l->s);
-}
-
 int main(int argc, char **argv) {
     kl_set_prog("read_floor");
     double mb[MAX_SIZES] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
@@ -130,7 +124,7 @@ int main(int argc, char **argv) {
            "best of %d read streams x grids of 1, 2, 4, 8 blocks of 512 per SM\n\n", runs, KL_READ_STREAMS);
     printf("%10s %10s %9s %7s  %s\n", "MB", "time(us)", "GB/s", "%ceil", "fastest");
     floor_launch l = {0, 1, 1, NULL, 0, sink, env.stream};
-    printf("%10s %10.2f %9s %7s  %s\n", "0", median_us(launch_empty, &l, runs), "-", "-",
+    printf("%10s %10.2f %9s %7s  %s\n", "0", kl_median_queued_us(launch_empty, &l, 2, runs, env.stream), "-", "-",
            "an empty kernel: what a launch costs by itself");
 
     for (int i = 0; i < nmb; ++i) {
@@ -152,7 +146,7 @@ int main(int argc, char **argv) {
         for (int v = 0; v < KL_READ_STREAMS; ++v)
             for (int per_sm = 1; per_sm <= 8; per_sm *= 2) {
                 floor_launch r = {v, env.sms * per_sm, nrot, buf, bytes, sink, env.stream};
-                const double us = median_us(launch_read, &r, runs);
+                const double us = kl_median_queued_us(launch_read, &r, 2, runs, env.stream);   /* 2 warm-ups */
                 if (us < best) best = us, best_v = v, best_b = per_sm;
             }
         CUDA_CHECK(cudaFree(buf));
