@@ -21,7 +21,6 @@
 
 #define W4_ROWS 16   /* rows of A and of the reference kept in the cache */
 
-
 /* One rotating copy of the weights: nibbles, then scales, then zeros. */
 static size_t w4_q_bytes(const kl_problem *p) { return kl_align256(kl_int4_row_bytes(p->k) * (size_t)p->n); }
 static size_t w4_sz_bytes(const kl_problem *p) { return kl_align256((size_t)kl_int4_groups(p->k) * p->n * 2); }
