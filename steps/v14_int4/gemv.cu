@@ -60,6 +60,9 @@
 #ifndef SM_THREADS
 #define SM_THREADS 512   // threads per SM the registers must allow (__launch_bounds__): 128 registers each
 #endif
+#ifndef LOADS_ONLY
+#define LOADS_ONLY 0     // 1: every load kept, the arithmetic replaced by an XOR (wrong sums: the check fails): what the loads cost alone
+#endif
 static_assert(ROWS >= 1 && ROWS <= 8 && UNROLL >= 1 && UNROLL * ROWS <= 16, "registers: UNROLL*ROWS uint4 live");
 static_assert(TPR == 0 || ((TPR & (TPR - 1)) == 0 && TPR >= 8 && TPR <= 512), "TPR: 0 or a power of two in 8..512");
 static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024, "BLOCK: whole warps");
@@ -152,6 +155,21 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
         for (int u = 0; u < UNROLL; ++u) {
             const int c = i + u * tpr;
             if (guard && c >= K32) break;
+#if LOADS_ONLY
+            {                                    // the same loads, XORs instead of the math
+                uint32_t h = 0;
+#pragma unroll
+                for (int b = 0; b < 4; ++b) {
+                    const uint4 xq = __ldg(reinterpret_cast<const uint4 *>(x4) + 4 * c + b);
+                    h ^= xq.x ^ xq.y ^ xq.z ^ xq.w;
+                }
+#pragma unroll
+                for (int j = 0; j < ROWS; ++j) {
+                    const uint4 q = wv[u][j];
+                    acc[j] += __uint_as_float((h ^ q.x ^ q.y ^ q.z ^ q.w ^ *reinterpret_cast<const uint32_t *>(&sz[u][j])) & 0x3FFFFFFFu);
+                }
+            }
+#else
             float g[ROWS], zm[ROWS];             // this chunk's sum of x * (q - z); -(128 + z)
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
@@ -183,6 +201,7 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
             }
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) acc[j] = fmaf(__low2float(sz[u][j]), g[j], acc[j]);   // the scale
+#endif
         }
     };
     for (int i = threadIdx.x; i < K32; i += tpr * UNROLL) {   // K = 8192, tpr = 32: 4 passes

@@ -95,6 +95,9 @@
 #ifndef PDL
 #define PDL 1      // 1: splitk_det's summing kernel launches while the GEMM runs (sm_90)
 #endif
+#ifndef LOADS_ONLY
+#define LOADS_ONLY 0   // 1: every copy and shared-memory read kept, dequantization and mma replaced by XORs (wrong sums: the check fails)
+#endif
 #ifndef L2_PREFETCH
 #define L2_PREFETCH 128   // bytes an L2 miss of a weight copy fetches from DRAM: 0 (the sector), 128, 256
 #endif
@@ -417,6 +420,21 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             // The mma sums (q - z) * a over the group exactly (small integers times
             // fp16, in fp32); the scale of each row multiplies that once, in fp32.
             float part[MT][2][4] = {};
+#if LOADS_ONLY
+            {   // the same reads of the stage, XORs instead of dequant8 and the mma
+                uint32_t h = 0;
+#pragma unroll
+                for (int w = 0; w < 4; ++w) {
+                    const char *ab = reinterpret_cast<const char *>(&st) + aread[w] + kg * AROWS * 16 * 16;
+                    const uint4 alo = *reinterpret_cast<const uint4 *>(ab);
+                    const uint4 ahi = M_HI ? *reinterpret_cast<const uint4 *>(ab + 8 * 16 * 16) : alo;
+                    h ^= alo.x ^ alo.y ^ alo.z ^ alo.w ^ ahi.x ^ ahi.y ^ ahi.z ^ ahi.w;
+                }
+#pragma unroll
+                for (int j = 0; j < ROWS; ++j) h ^= wq[j].x ^ wq[j].y ^ wq[j].z ^ wq[j].w ^ h2u(z1024[j]) ^ h2u(z64[j]);
+                part[0][0][0] = __uint_as_float(h & 0x3FFFFFFFu);
+            }
+#else
 #pragma unroll
             for (int w = 0; w < 4; ++w) {    // columns 8w..8w+7 of this thread's 32
                 // activation rows g and g + 8 (the mma's B), columns paired up already
@@ -437,6 +455,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
                     if (M_HI) mma_16816(part[i][1], b0[2], b1[2], b0[3], b1[3], ahi.z, ahi.w);
                 }
             }
+#endif
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
                 const float s0 = __half2float(s[kg][2 * i]), s1 = __half2float(s[kg][2 * i + 1]);   // W rows g, g + 8
