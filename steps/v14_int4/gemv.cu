@@ -61,7 +61,7 @@
 #define SM_THREADS 512   // threads per SM the registers must allow (__launch_bounds__): 128 registers each
 #endif
 #ifndef LOADS_ONLY
-#define LOADS_ONLY 0     // 1: every load kept, the arithmetic replaced by an XOR (wrong sums: the check fails): what the loads cost alone
+#define LOADS_ONLY 0     // 1: every load kept, XORs replace the arithmetic (wrong sums: the check fails): what the loads cost alone
 #endif
 static_assert(ROWS >= 1 && ROWS <= 8 && UNROLL >= 1 && UNROLL * ROWS <= 16, "registers: UNROLL*ROWS uint4 live");
 static_assert(TPR == 0 || ((TPR & (TPR - 1)) == 0 && TPR >= 8 && TPR <= 512), "TPR: 0 or a power of two in 8..512");
@@ -166,7 +166,8 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
 #pragma unroll
                 for (int j = 0; j < ROWS; ++j) {
                     const uint4 q = wv[u][j];
-                    acc[j] += __uint_as_float((h ^ q.x ^ q.y ^ q.z ^ q.w ^ *reinterpret_cast<const uint32_t *>(&sz[u][j])) & 0x3FFFFFFFu);
+                    const uint32_t s = *reinterpret_cast<const uint32_t *>(&sz[u][j]);
+                    acc[j] += __uint_as_float((h ^ q.x ^ q.y ^ q.z ^ q.w ^ s) & 0x3FFFFFFFu);
                 }
             }
 #else
