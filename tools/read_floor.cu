@@ -10,9 +10,11 @@
  * the harness's own read streams (common/device.cu: four kernels) at grids of
  * 1, 2, 4 and 8 blocks of 512 threads per SM, L2 cold (copies rotate as for a
  * step), timed exactly as the engine times a step and cuBLAS (event pairs
- * queued behind a held stream, median), and prints the best.  No kernel
- * that must read S bytes in one launch can beat it here, so x cuBLAS at
- * most = cuBLAS time / floor.
+ * queued behind a held stream, median), and prints the best.  That is the
+ * best of these readers, not a bound that no kernel can pass: variants
+ * measured on the H100 (a 128-thread-block grid, a guarded last pass) moved
+ * single sizes by up to ~3% either way.  So x cuBLAS for a kernel that must
+ * read S bytes in one launch is at most about cuBLAS time / floor.
  *
  * usage: ./read_floor [--mb LIST] [--runs N] [--device N]
  *   --mb LIST   sizes in MB (10^6 bytes), comma-separated, 0.1 .. 16384
