@@ -36,7 +36,7 @@ floor_table() {   # $1 = step, $2 = variant, $3... = NxK=MB
     local step=$1 var=$2; shift 2
     local csv="$res/step$step.csv" log="$res/read_floor.log"
     if [ ! -f "$csv" ] || [ ! -f "$log" ]; then echo "(not measured yet: run ./run_all.sh)"; return; fi
-    echo "| MB | N x K | one-launch floor (us) | step $step (us) | step $step's speed / the floor's | cuBLAS fp16 (us) | x cuBLAS, measured | x cuBLAS at most (the floor) |"
+    echo "| MB | N x K | one-launch floor (us) | step $step (us) | step $step's speed / the floor's | cuBLAS fp16 (us) | x cuBLAS, measured | x cuBLAS at the floor's speed |"
     echo "|---:|---|---:|---:|---:|---:|---:|---:|"
     local spec n k mb
     for spec in "$@"; do
