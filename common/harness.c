@@ -68,25 +68,30 @@ int kl_rotations(const kl_env *env, size_t bytes_per_copy) {
     return n > 4096 ? 4096 : (int)n + 1;
 }
 
-double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
-                           cudaStream_t s) {
+double kl_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int i, cudaStream_t s) {
     cudaEvent_t a, b;
     CUDA_CHECK(cudaEventCreate(&a));
     CUDA_CHECK(cudaEventCreate(&b));
+    CUDA_CHECK(cudaEventRecord(a, s));
+    launch(ctx, i);
+    CUDA_CHECK(cudaEventRecord(b, s));
+    CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    return ms;
+}
+
+double kl_median_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int warmups, int runs,
+                           cudaStream_t s) {
     double *t = kl_hmalloc(sizeof(double) * (size_t)runs);
     for (int i = 0; i < warmups + runs; ++i) {
-        CUDA_CHECK(cudaEventRecord(a, s));
-        launch(ctx, i);
-        CUDA_CHECK(cudaEventRecord(b, s));
-        CUDA_CHECK(cudaEventSynchronize(b));
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+        const double ms = kl_launch_ms(launch, ctx, i, s);
         if (i >= warmups) t[i - warmups] = ms;
     }
     const double med = kl_median(t, runs);
     free(t);
-    CUDA_CHECK(cudaEventDestroy(a));
-    CUDA_CHECK(cudaEventDestroy(b));
     return med;
 }
 
@@ -194,26 +199,15 @@ static void launch_body(void *ctx, int i) {
  * times the cuBLAS reference: same code path, same rotation of buffers. */
 static double time_us(const kl_cli *c, const kl_env *env, const kl_op *op, void *st,
                       const kl_kernel *kern, int nrot) {
-    cudaEvent_t a, b;
-    CUDA_CHECK(cudaEventCreate(&a));
-    CUDA_CHECK(cudaEventCreate(&b));
-    int rot = 0;
+    timed_body tb = {op, st, kern, nrot, 0, env->stream};
+    int w = 0;
     double est_ms = 0.0, spent_ms = 0.0;
-    for (int w = 0; w < c->warmup && (w == 0 || spent_ms < c->budget_ms / 2); ++w) {
-        CUDA_CHECK(cudaEventRecord(a, env->stream));
-        body(op, st, kern, rot++ % nrot, env->stream);
-        CUDA_CHECK(cudaEventRecord(b, env->stream));
-        CUDA_CHECK(cudaEventSynchronize(b));
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-        est_ms = ms;
-        spent_ms += ms;
+    for (; w < c->warmup && (w == 0 || spent_ms < c->budget_ms / 2); ++w) {
+        est_ms = kl_launch_ms(launch_body, &tb, w, env->stream);
+        spent_ms += est_ms;
     }
-    CUDA_CHECK(cudaEventDestroy(a));
-    CUDA_CHECK(cudaEventDestroy(b));
-
     const int n = kl_repeats(est_ms, c->budget_ms, c->iters < 3 ? c->iters : 3, c->iters);
-    timed_body tb = {op, st, kern, nrot, rot, env->stream};
+    tb.rot0 = w;   /* the timed runs go on where the warm-ups left the rotation */
     return kl_median_queued_us(launch_body, &tb, 0, n, env->stream);
 }
 

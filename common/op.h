@@ -106,6 +106,8 @@ void *kl_hmalloc(size_t bytes);                    /* malloc or exit 3 */
 void kl_copy_to_host(void *h, const void *d, size_t bytes);
 /* Number of rotating copies so that one pass over them is well over twice L2. */
 int kl_rotations(const kl_env *env, size_t bytes_per_copy);
+/* Time in ms of one launch(ctx, i), between its own pair of events, synchronized. */
+double kl_launch_ms(void (*launch)(void *ctx, int i), void *ctx, int i, cudaStream_t s);
 /* Median time in ms of `runs` launches of launch(ctx, i), each between its own
  * pair of events and synchronized, after `warmups` untimed ones (i counts all
  * of them).  For the read ceiling (a 1 GiB stream: the host's launch cost
