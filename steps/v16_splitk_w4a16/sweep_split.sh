@@ -11,7 +11,7 @@
 # tiles x S / (BLOCKS_PER_SM x SMS) for M <= 8 and for M > 8, and dp and
 # cuBLAS for comparison.  BLOCKS_PER_SM (default 3) and BLOCKS_PER_SM_HI
 # (default 2) are what the occupancy calculator gives for the two kernels'
-# registers (73 and 88): see `make regs STEP=16`.  SHAPES="8192x8192 4096x4096"
+# registers: see `make regs STEP=16`.  SHAPES="8192x8192 4096x4096"
 # limits "run" to those shapes (several runs may append to one RAW.csv).
 # A build with BN = 64 (-DWARPS=4) has twice the tiles: S_MULT=2 doubles
 # every S tried (and give "table" BN=64 and that build's BLOCKS_PER_SM).
