@@ -156,6 +156,33 @@ void kl_dequant_int4(const uint8_t *q, const uint16_t *s, const uint16_t *z, int
     }
 }
 
+/* w4a16's order: inside each 4-byte word of a row (8 columns), nibble i holds
+ * column KL_INT4_W4A16_ORDER[i].  Columns past the row's last whole word keep
+ * the plain order.  Word by word through 32-bit values, so the result does
+ * not depend on the host's byte order: nibble i is bits 4i..4i+3 of the
+ * little-endian word the GPU loads. */
+static const int w4a16_order[8] = KL_INT4_W4A16_ORDER;
+
+static void int4_reorder(uint8_t *q, int k, int r0, int r1, int to_w4a16) {
+    const size_t rb = kl_int4_row_bytes(k);
+    const int words = k / 8;
+    #pragma omp parallel for schedule(static)
+    for (int r = r0; r < r1; ++r)
+        for (int w = 0; w < words; ++w) {
+            uint8_t *b = q + (size_t)r * rb + 4 * (size_t)w;
+            const uint32_t in = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+            uint32_t out = 0;
+            for (int i = 0; i < 8; ++i) {   /* nibble i of the w4a16 word = column order[i] */
+                const int from = to_w4a16 ? w4a16_order[i] : i, to = to_w4a16 ? i : w4a16_order[i];
+                out |= ((in >> (4 * from)) & 0xFu) << (4 * to);
+            }
+            for (int j = 0; j < 4; ++j) b[j] = (uint8_t)(out >> (8 * j));
+        }
+}
+
+void kl_int4_to_w4a16_order(uint8_t *q, int k, int r0, int r1) { int4_reorder(q, k, r0, r1, 1); }
+void kl_int4_from_w4a16_order(uint8_t *q, int k, int r0, int r1) { int4_reorder(q, k, r0, r1, 0); }
+
 /* ---- q4_0 (llama.cpp): blocks of 32, fp16 d, w = (q - 8) * d --------------
  * As llama.cpp does it: d = m / -8 where m is the value of largest magnitude,
  * so m lands exactly on level 0 (-8 * d); the grid is [-8d, 7d], so a value

@@ -5,11 +5,18 @@
  *
  * int8  (qgemv_int8): q uint8 [n][k]; per row r: scale s[r], zero z[r] (fp16)
  *                     w[r][c] = (q[r][c] - z[r]) * s[r]
- * int4  (qgemv_int4, w4a16): row r is (k+1)/2 bytes; byte j holds column 2j
- *                     in bits 0-3 and column 2j+1 in bits 4-7; groups of
+ * int4  (qgemv_int4): row r is (k+1)/2 bytes; byte j holds column 2j in
+ *                     bits 0-3 and column 2j+1 in bits 4-7; groups of
  *                     KL_INT4_GROUP columns share s[r][g], z[r][g] (fp16, g =
  *                     c / KL_INT4_GROUP, (k+127)/128 groups per row)
  *                     w[r][c] = (q - z[r][g]) * s[r][g]
+ * int4, w4a16 order:  the same bytes, scales and zeros, but inside each 4-byte
+ *                     word (columns 8w..8w+7 of a row) nibble i (bits 4i..4i+3
+ *                     of the little-endian word) holds column 8w + {0, 2, 4,
+ *                     6, 1, 3, 5, 7}[i]: bytes (0,2) (4,6) (1,3) (5,7).  A
+ *                     mask of nibbles 0 and 4 then reaches the adjacent
+ *                     columns (0,1), and so on (docs/v16_splitk_w4a16.md).
+ *                     Made once from the int4 format, as a quantizer would.
  * q4_0  (llama.cpp):  blocks of 32 columns, 18 bytes: fp16 d, then 16 bytes;
  *                     byte j holds column j (low nibble) and j+16 (high)
  *                     w = (q - 8) * d.  k must be a multiple of 32.
@@ -38,6 +45,11 @@ typedef struct kl_block_q4_0 {
 
 size_t kl_int4_row_bytes(int k);
 int kl_int4_groups(int k);
+/* Rows [r0, r1) of int4 nibbles q, in place, into w4a16's order and back.
+ * The last k % 8 columns of a row (no whole word) keep the plain order. */
+#define KL_INT4_W4A16_ORDER {0, 2, 4, 6, 1, 3, 5, 7}
+void kl_int4_to_w4a16_order(uint8_t *q, int k, int r0, int r1);
+void kl_int4_from_w4a16_order(uint8_t *q, int k, int r0, int r1);
 
 /* Quantize rows [r0, r1) of w (fp32 [n][k]); dequantize them back to fp32. */
 void kl_quant_int8(const float *w, int k, int r0, int r1, uint8_t *q, uint16_t *s, uint16_t *z);

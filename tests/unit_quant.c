@@ -180,7 +180,46 @@ static void test_int4(int n, int k) {
     if (k % 2) for (int r = 0; r < n; ++r) lay += q[(size_t)r * rb + rb - 1] >> 4 != 0;
     snprintf(what, sizeof what, "int4 %dx%d: nibble order (even column low), odd-K padding 0", n, k);
     report(!lay, what, "%d rows wrong", lay);
+
+    /* w4a16's order: nibble i of word w holds column 8w + order[i]; the tail
+     * past the last whole word is untouched; and the way back is exact */
+    static const int order[8] = KL_INT4_W4A16_ORDER;
+    uint8_t *o = malloc((size_t)n * rb);
+    memcpy(o, q, (size_t)n * rb);
+    kl_int4_to_w4a16_order(o, k, 0, n);
+    int moved = 0;
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < k; ++c) {
+            const uint8_t *qr = q + (size_t)r * rb, *or_ = o + (size_t)r * rb;
+            const int want = c % 2 ? qr[c / 2] >> 4 : qr[c / 2] & 0xF;
+            int got;
+            if (c < k / 8 * 8) {
+                const int word = c / 8;
+                int pos = 0;
+                while (order[pos] != c % 8) ++pos;   /* the nibble that holds column c */
+                const uint8_t byte = or_[4 * word + pos / 2];
+                got = pos % 2 ? byte >> 4 : byte & 0xF;
+            } else {
+                got = c % 2 ? or_[c / 2] >> 4 : or_[c / 2] & 0xF;
+            }
+            moved += got != want;
+        }
+    snprintf(what, sizeof what, "int4 %dx%d: w4a16 order puts column 8w+order[i] in nibble i", n, k);
+    report(!moved, what, "%d nibbles misplaced", moved);
+    kl_int4_from_w4a16_order(o, k, 0, n);
+    snprintf(what, sizeof what, "int4 %dx%d: w4a16 order and back is the identity", n, k);
+    report(memcmp(o, q, (size_t)n * rb) == 0, what, "bytes differ");
+    free(o);
     free(w); free(d); free(q); free(s); free(z);
+}
+
+/* One word by hand: columns 0..7 holding the values 0..7 (bytes 10 32 54 76)
+ * become nibbles 0 2 4 6 1 3 5 7 from the bottom: the word 0x75316420. */
+static void test_w4a16_order_word(void) {
+    uint8_t b[4] = {0x10, 0x32, 0x54, 0x76};
+    kl_int4_to_w4a16_order(b, 8, 0, 1);
+    const uint32_t v = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    report(v == 0x75316420u, "int4: w4a16 order of the word 0..7 is 0x75316420", "got 0x%08x", v);
 }
 
 static void test_q4_0(int n, int k) {
@@ -265,6 +304,7 @@ int main(void) {
     test_int4(9, 1001);     /* odd K, a partial last group */
     test_int4(7, 3);
     test_int4(11, 130);
+    test_w4a16_order_word();
     test_q4_0(64, 1024);
     test_q4_0(9, 32);
     test_q4_0_layout();
