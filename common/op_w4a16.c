@@ -1,6 +1,9 @@
 /*
  * op_w4a16.c - v16: C[m][n] (fp32) = A[m][k] (fp16) x dequant(W)[n][k]^T,
- * W int4 in the quant.h format (group 128, fp16 scale and zero), m = 1..16.
+ * W int4 in the quant.h format (group 128, fp16 scale and zero) with the
+ * nibbles of each 4-byte word in w4a16's order (quant.h), m = 1..16.  The
+ * order is made once on the host, after quantizing, as a model's weights
+ * would be repacked once for the kernel that reads them: it is not timed.
  *
  * Check: cublasSgemm in FP32 (no TF32) on the dequantized weights, which are
  * exact in fp32, and on A converted to fp32.  Tolerance: fp32 output, plus
@@ -81,6 +84,7 @@ static void cache_build(w4_cache *c, const kl_problem *p, int nrot, const kl_env
     uint16_t *h_s = kl_hmalloc((size_t)ng * n * 2), *h_z = kl_hmalloc((size_t)ng * n * 2);
     kl_quant_int4(h_w, k, 0, n, h_q, h_s, h_z);
     kl_dequant_int4(h_q, h_s, h_z, k, 0, n, h_w);
+    kl_int4_to_w4a16_order(h_q, k, 0, n);   /* the kernel's nibble order; h_w is the reference */
     const double wmax = kl_absmax(h_w, nk);
 
     const size_t cb = w4_copy_bytes(p);

@@ -9,17 +9,18 @@
 # column) to RAW.csv.  "table" prints one markdown row per shape and M: the
 # splitk time in us for each S (the fastest in bold), the waves of blocks
 # tiles x S / (BLOCKS_PER_SM x SMS) for M <= 8 and for M > 8, and dp and
-# cuBLAS for comparison.  BLOCKS_PER_SM (default 3) and BLOCKS_PER_SM_HI
-# (default 2) are what the occupancy calculator gives for the two kernels'
-# registers: see `make regs STEP=16`.  SHAPES="8192x8192 4096x4096"
+# cuBLAS for comparison.  The M <= 8 kernel's blocks own BN (default 128)
+# rows of W, the M > 8 kernel's BN_HI (64); BLOCKS_PER_SM (default 3) and
+# BLOCKS_PER_SM_HI (4) are what the occupancy calculator gives for the two
+# kernels' registers: see `make regs STEP=16`.  SHAPES="8192x8192 4096x4096"
 # limits "run" to those shapes (several runs may append to one RAW.csv).
-# A build with BN = 64 (-DWARPS=4) has twice the tiles: S_MULT=2 doubles
-# every S tried (and give "table" BN=64 and that build's BLOCKS_PER_SM).
+# A build with other blocks (-DWARPS=4: BN = 64) may want other S:
+# S_MULT=2 doubles every S tried (and give "table" that build's BN).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-}; raw=${2:-}
 [ -n "$mode" ] && [ -n "$raw" ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
-BN=${BN:-128} BLOCKS_PER_SM=${BLOCKS_PER_SM:-3} BLOCKS_PER_SM_HI=${BLOCKS_PER_SM_HI:-2} SMS=${SMS:-132}
+BN=${BN:-128} BN_HI=${BN_HI:-64} BLOCKS_PER_SM=${BLOCKS_PER_SM:-3} BLOCKS_PER_SM_HI=${BLOCKS_PER_SM_HI:-4} SMS=${SMS:-132}
 
 # shape (N K) and the split factors tried there: around one wave of blocks
 shapes=(
@@ -53,7 +54,7 @@ fi
 
 [ "$mode" = table ] || { echo "sweep_split.sh: mode is run or table" >&2; exit 2; }
 # CSV: step,op,dtype,m,n,k,time_us,...,cublas_time_us(10),...,status(14),variant(15),split(16)
-awk -F, -v bn="$BN" -v bps="$BLOCKS_PER_SM" -v bpsh="$BLOCKS_PER_SM_HI" -v sms="$SMS" '
+awk -F, -v bn="$BN" -v bnh="$BN_HI" -v bps="$BLOCKS_PER_SM" -v bpsh="$BLOCKS_PER_SM_HI" -v sms="$SMS" '
 NR == 1 { next }
 {
     key = $5 "x" $6; m = $4
@@ -68,18 +69,18 @@ NR == 1 { next }
 }
 END {
     printf "Split-factor sweep of step 16 (splitk kernel, time in us, median of up to 50 cold-L2 runs; fastest in bold).\n"
-    printf "waves = tiles x S / (blocks per SM x %d SMs): %d blocks per SM at M <= 8, %d at M > 8; tiles = ceil(N / %d).\n\n", sms, bps, bpsh, bn
+    printf "waves = tiles x S / (blocks per SM x %d SMs): at M <= 8 %d blocks per SM and tiles = ceil(N / %d), at M > 8 %d and ceil(N / %d).\n\n", sms, bps, bn, bpsh, bnh
     for (i = 1; i <= nk; ++i) {
         key = order[i]; nS = split(substr(ss[key], 2), S, " "); nm = split(substr(ms[key], 2), Ms, " ")
-        tiles = int((N[key] + bn - 1) / bn); G = int(K[key] / 128)
-        printf "**N = %d, K = %d**: %d tiles, %d groups of 128 along K\n\n", N[key], K[key], tiles, G
+        tiles = int((N[key] + bn - 1) / bn); tilesh = int((N[key] + bnh - 1) / bnh); G = int(K[key] / 128); NST = int((G + 1) / 2)   # stages of 2 groups: the launcher caps S there
+        printf "**N = %d, K = %d**: %d tiles (M <= 8) or %d (M > 8), %d groups of 128 along K\n\n", N[key], K[key], tiles, tilesh, G
         printf "| M |"; for (j = 1; j <= nS; ++j) printf " S=%s |", S[j]; printf " dp | cuBLAS fp16 |\n"
         printf "|---|"; for (j = 1; j <= nS; ++j) printf "---|"; printf "---|---|\n"
         for (h = 0; h < 2; ++h) {
-            b = h ? bpsh : bps
+            b = h ? bpsh : bps; tl = h ? tilesh : tiles
             printf "| waves, M %s |", h ? "> 8" : "<= 8"
-            for (j = 1; j <= nS; ++j) { s = S[j] > G ? G : S[j]; printf " %.2f |", tiles * s / (b * sms) }
-            printf " %.2f | |\n", tiles / (b * sms)
+            for (j = 1; j <= nS; ++j) { s = S[j] > NST ? NST : S[j]; printf " %.2f |", tl * s / (b * sms) }
+            printf " %.2f | |\n", tl / (b * sms)
         }
         for (a = 1; a <= nm; ++a) {
             m = Ms[a]; best = ""

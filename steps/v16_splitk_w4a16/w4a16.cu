@@ -3,8 +3,11 @@
  * registers, multiply on the tensor cores, and split K across blocks.
  *
  * C[M][N] (fp32) = A[M][K] (fp16) x dequant(W)[N][K]^T, W in the int4 format
- * of quant.h (two columns per byte, even column in the low nibble; fp16 scale
- * s and zero z per 128 columns; w = (q - z) * s).
+ * of quant.h (two columns per byte; fp16 scale s and zero z per 128 columns;
+ * w = (q - z) * s) in w4a16's nibble order: each 4-byte word holds its 8
+ * columns as 0 2 4 6 1 3 5 7 from the lowest nibble up, so that one mask
+ * reaches two adjacent columns (dequant8).  The harness makes that order
+ * once, on the host, as one repacks a model's weights for a kernel.
  *
  * Napkin math at N = K = 8192: the weights are 32 MB of nibbles plus 2 MB of
  * scales and zeros; A (256 KB at M = 16) and C (512 KB) are noise.  Read cold
@@ -22,40 +25,46 @@
  * Instructions: a warp owns 16 rows of W and spends ~180 (M <= 8) to ~200
  * (M > 8) instructions on one group of 128 k of them (2048 weights, 1 KB):
  * 72 dequantize (9 per 8 weights), 8 or 16 are mma, 4 or 8 read A, the rest
- * load scales, address and run the pipeline (the loop's SASS: 348 per 2
- * groups at M = 16 with the addresses pinned, 409 before; see pin()).
+ * load scales, address and run the pipeline (the loop's SASS was 348 per
+ * 2 groups at M = 16 with the addresses pinned, 409 before; see pin()).
  * 3 TB/s is 23 bytes per ns per SM: a warp-group
  * (1 KB) every ~80 cycles at 1.75 GHz, so ~2.4 of the 4 instructions per
  * cycle that an SM's four schedulers can issue.  Under the limit, but not by
  * much, and at M = 16 the issue rate shows in the time.
  *
  * Pipeline: cp.async copies a stage (KG = 2 groups: 16 KB of nibbles for the
- * block's 128 rows, and A) into one of STAGES = 2 slots of shared memory
+ * block's 128 rows at M <= 8, 8 KB for 64 at M > 8, and A) into one of
+ * STAGES = 2 slots of shared memory
  * while the other is multiplied: one wait and one barrier per 2 groups, and
  * each row's 128 bytes of a stage are one L2 line.  Deeper rings measured
  * slower: all blocks start at once, and every stage in the prologue is
  * bytes that DRAM must deliver before any block can start to compute.
- * Each thread pairs up the columns of the A chunks it copied, in shared
- * memory, once per stage, so the fragment reads need no prmt (-28
- * instructions per group at M = 16).
+ * With the weights in w4a16's order the dequantization yields adjacent
+ * columns, as A has them in memory: a fragment read is one LDS.128 of A as it
+ * was copied, and nothing reorders A (pairing it up cost 0.7-0.9 us at
+ * M = 16 when the weights came in the plain order: see the doc).
  * Zeros and scales (2 bytes per row and group) are loaded one stage ahead
  * into registers; where G = K / 128 is even, a row's two groups of a stage
  * are one 4-byte load per array (ZP): half the loads, 8 fewer registers,
  * and 2 us less at M = 16 (see the doc).
  *
- * Decomposition: a block (8 warps) owns BN = 128 columns of C (rows of W)
- * and all M rows.  8192 / 128 = 64 tiles: data parallel ("dp", one block per
- * tile, all of K) fills 64 of 132 SMs.  SplitK also cuts K into S slices:
- * 64 x S blocks, each adding its partial tile into C ("splitk": atomicAdd)
- * or writing it to a workspace that a second kernel sums in a fixed order
+ * Decomposition: at M <= 8 a block (8 warps) owns BN = 128 columns of C
+ * (rows of W) and all M rows; at M > 8 a block of 4 warps owns 64 (4 such
+ * blocks per SM ran M = 16 5% faster than 2 of 8 warps: see the doc).
+ * 8192 / 128 = 64 tiles: data parallel ("dp", one block per tile, all of
+ * K) fills 64 of 132 SMs.  SplitK also cuts K into S slices: tiles x S
+ * blocks, each adding its partial tile into C ("splitk": atomicAdd) or
+ * writing it to a workspace that a second kernel sums in a fixed order
  * ("splitk_det": the same bits every run).  S comes from the table below
- * (measured: see the doc), or --split; it is about one wave: 76 registers a
- * thread at M <= 8 (3 blocks per SM), 95 at M > 8 (2).  splitk zeroes C in
- * the same kernel: the blocks of split 0 zero their tile first and raise a
- * flag that the others check before their atomics.
+ * (measured: see the doc), or --split; it is about one wave: 76-82
+ * registers a thread at M <= 8 (3 blocks of 256 threads per SM), 105-108
+ * at M > 8 (4 blocks of 128).  splitk zeroes C in the same kernel: the
+ * blocks of split 0 zero their tile first and raise a flag that the others
+ * check before their atomics.
  *
- * Measured (H100, 8192 x 8192, ./run_all.sh, S = 4): splitk ~18.9 us at
- * M = 1..8 (~2.6x cuBLAS fp16, ~50 us), ~21 us at M = 16 (~2.4x).  The doc shows where the rest goes.
+ * Measured (H100, 8192 x 8192, S = 4, cuBLAS fp16 ~50 us): splitk ~18.7 us
+ * at M = 1..8 (~2.7x), ~19.3 us at M = 16 (~2.6x).  The doc shows where the
+ * rest goes.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -69,7 +78,10 @@
 #define MT 1       // m16 mma tiles per warp: a warp owns 16 * MT = 16 rows of W
 #endif
 #ifndef WARPS
-#define WARPS 8    // warps per block, side by side along N: BN = 8 x 16 = 128 rows of W
+#define WARPS 8    // warps per block of the M <= 8 kernel, side by side along N: BN = 8 x 16 = 128 rows of W
+#endif
+#ifndef WARPS_HI
+#define WARPS_HI 4   // the same for the M > 8 kernel: BN = 64 rows of W (4 blocks of 4 warps per SM; see the doc)
 #endif
 #ifndef KG
 #define KG 2       // groups of 128 k per pipeline stage: one wait and one barrier per KG groups
@@ -81,7 +93,7 @@
 #define MIN_BLOCKS 2   // blocks per SM we ask registers for: 2 x 256 threads -> <= 128 registers
 #endif
 #ifndef MIN_BLOCKS_HI
-#define MIN_BLOCKS_HI MIN_BLOCKS   // the same for the M > 8 kernel (3 fits in 80 registers with ZP, no faster)
+#define MIN_BLOCKS_HI 4   // the same for the M > 8 kernel: 4 x 128 threads -> <= 128 registers
 #endif
 #ifndef ZS_PAIRS
 #define ZS_PAIRS 1   // 1: a row's zeros (and scales) of two groups in one 4-byte load where K allows (ZP); 0: one each
@@ -102,10 +114,12 @@
 #define L2_PREFETCH 128   // bytes an L2 miss of a weight copy fetches from DRAM: 0 (the sector), 128, 256
 #endif
 #define GROUP 128  // KL_INT4_GROUP: one scale and one zero per 128 columns of W
-#define BN (WARPS * 16 * MT)
+// The two kernels' block shapes: warps, and BN rows of W (columns of C) a block.
+template <bool M_HI> __host__ __device__ constexpr int warps_of() { return M_HI ? WARPS_HI : WARPS; }
+template <bool M_HI> __host__ __device__ constexpr int bn_of() { return warps_of<M_HI>() * 16 * MT; }
 #define ROWS (2 * MT)   // W rows per thread: g and g + 8 of each m16 tile
 static_assert(MT >= 1 && MT <= 4, "MT m16 tiles: 8 * MT accumulator registers per n8 of M");
-static_assert(WARPS >= 1 && WARPS * 32 <= 1024, "a block has at most 1024 threads");
+static_assert(WARPS >= 1 && WARPS * 32 <= 1024 && WARPS_HI >= 1 && WARPS_HI * 32 <= 1024, "a block has at most 1024 threads");
 static_assert(KG >= 1 && KG <= 4, "KG groups of 128 k per stage");
 static_assert(STAGES >= 2, "a pipeline needs a stage to fill while one is used");
 static_assert(GROUP == 4 * 32, "4 threads x 32 nibbles cover one group of a row");
@@ -113,14 +127,15 @@ static_assert(L2_PREFETCH == 0 || L2_PREFETCH == 128 || L2_PREFETCH == 256, "cp.
 
 // One pipeline stage: KG groups (128 k each) of the block's BN rows of W and
 // of A's AROWS rows (8 when M <= 8, else 16).
-template <int AROWS> struct Stage {
-    uint4 w[KG][WARPS][ROWS][32];   // 16 bytes per thread and row: KG x BN x 64 B = 16 KB
-    uint4 a[KG][AROWS][16];         // AROWS x 128 halves in swizzled 16-byte chunks: 4 or 8 KB
+template <int AROWS, int NW> struct Stage {
+    uint4 w[KG][NW][ROWS][32];   // 16 bytes per thread and row: KG x BN x 64 B = 16 KB (8 warps) or 8 KB (4)
+    uint4 a[KG][AROWS][16];      // AROWS x 128 halves in swizzled 16-byte chunks: 4 or 8 KB
 };
-template <int AROWS> constexpr int smem_bytes() { return STAGES * (int)sizeof(Stage<AROWS>); }   // 40 or 48 KB
+template <bool M_HI> using StageOf = Stage<M_HI ? 16 : 8, warps_of<M_HI>()>;
+template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(StageOf<M_HI>); }   // 40 KB (M <= 8), 32 KB (M > 8)
 // A slot 16 bytes off a 128-byte boundary measured ~20% slower (see the doc's pitfalls).
-static_assert(sizeof(Stage<8>) % 128 == 0 && sizeof(Stage<16>) % 128 == 0, "slots start on 128-byte boundaries");
-static_assert(smem_bytes<16>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
+static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
+static_assert(smem_bytes<false>() <= 227 * 1024 && smem_bytes<true>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
 
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL };
 
@@ -137,8 +152,10 @@ enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL };
 __device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem) {
     asm volatile(CP_ASYNC_W ::"r"(smem), "l"(gmem));
 }
-__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem));
+// The same for A, copying `bytes` (16 or 0) and filling the rest with zeros:
+// rows of A past M are zeros in shared memory, and nothing is read for them.
+__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(bytes));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
 // "memory": the compiler must not move shared-memory reads of the landed data above the wait.
@@ -208,13 +225,14 @@ __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
     return r;
 }
 
-// Eight nibbles of one word (columns c..c+7, nibble i = column c+i) -> four
-// half2 of (q - z), exact.  OR-ing a nibble into the mantissa of 1024.0
-// (0x6400, passed in a register as magic) gives the fp16 number 1024 + q; a
-// nibble at bits 4-7 gives 1024 + 16q.  One mask reaches two nibbles 16 bits
-// apart, so the pairs come out as columns (0,4) (1,5) (2,6) (3,7); A is
-// paired up to match (pair_up).  z is an integer 0..15 (kl_quant_int4), so
-// 1024 + z is exact in fp16.
+// Eight nibbles of one word (columns c..c+7 in w4a16's order: nibble i holds
+// column c + {0,2,4,6,1,3,5,7}[i]) -> four half2 of (q - z), exact.  OR-ing a
+// nibble into the mantissa of 1024.0 (0x6400, passed in a register as magic)
+// gives the fp16 number 1024 + q; a nibble at bits 4-7 gives 1024 + 16q.  One
+// mask reaches two nibbles 16 bits apart (i and i + 4), which in this order
+// are adjacent columns: the pairs come out as (0,1) (2,3) (4,5) (6,7), the
+// order of A in memory.  z is an integer 0..15 (kl_quant_int4), so 1024 + z
+// is exact in fp16.
 __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const __half2 sixteenth = __float2half2_rn(1.0f / 16.0f);
     b[0] = h2u(__hsub2(u2h(and_or<0x000F000F>(v, magic)), z1024));             // (1024+q) - (1024+z)
@@ -229,16 +247,7 @@ __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z10
 // XOR the 8 threads of a quarter-warp would hit only 2 of the 8 bank groups.
 __device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 1); }
 
-// A 16-byte chunk of A (columns 0..7) in the order dequant8 produces the
-// weights: pairs of columns (0,4) (1,5) (2,6) (3,7).  prmt picks two 16-bit
-// halves out of two words.  Each chunk is permuted once, in shared memory, by
-// the thread that copied it (in the main loop), not at every read.
-__device__ __forceinline__ uint4 pair_up(uint4 x) {   // x.x = columns (0,1), x.y = (2,3), x.z = (4,5), x.w = (6,7)
-    return make_uint4(__byte_perm(x.x, x.z, 0x5410), __byte_perm(x.x, x.z, 0x7632),    // (0,4) (1,5)
-                      __byte_perm(x.y, x.w, 0x5410), __byte_perm(x.y, x.w, 0x7632));   // (2,6) (3,7)
-}
-
-// One block: BN columns of C, all M rows, its split's stages of K.
+// One block: BN columns of C (128 or 64), all M rows, its split's stages of K.
 // The weights are the 16-row operand of the mma (A in PTX's names) and the
 // activations the 8-column one (B): M <= 8 needs one mma per 16 x 16 of W,
 // M = 9..16 two (M_HI: activation rows 8..15 are real).
@@ -246,14 +255,15 @@ __device__ __forceinline__ uint4 pair_up(uint4 x) {   // x.x = columns (0,1), x.
 // first and raise flags[tile] to this launch's epoch; the other splits wait
 // for it before their atomics, at the end (by then it is long raised).
 template <bool M_HI, bool ZP>
-__global__ void __launch_bounds__(WARPS * 32, M_HI ? MIN_BLOCKS_HI : MIN_BLOCKS)
+__global__ void __launch_bounds__(warps_of<M_HI>() * 32, M_HI ? MIN_BLOCKS_HI : MIN_BLOCKS)
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     __trap();   // mma.sync and cp.async need sm_80; the harness stops earlier (min_cc)
 #else
-    constexpr int AROWS = M_HI ? 16 : 8;
-    extern __shared__ uint4 smem_raw[];   // STAGES x Stage<AROWS>: 2 x 20 or 24 KB
-    Stage<AROWS> *sm = reinterpret_cast<Stage<AROWS> *>(smem_raw);
+    constexpr int AROWS = M_HI ? 16 : 8, NW = warps_of<M_HI>(), BN = bn_of<M_HI>();
+    using St = StageOf<M_HI>;
+    extern __shared__ uint4 smem_raw[];   // STAGES x St: 2 x 20 KB (M <= 8) or 2 x 16 KB (M > 8)
+    St *sm = reinterpret_cast<St *>(smem_raw);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
     const int M = p.m, N = p.n, K = p.k, G = K / GROUP, NST = (G + KG - 1) / KG;   // NST stages in K
@@ -287,28 +297,30 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     }
     // A is copied by the whole block, 16 bytes a thread per copy: chunk i of a
     // stage is chunk i % 16 of row (i / 16) % AROWS of the stage's group
-    // i / (16 AROWS).  Rows past M repeat row M-1.  At M <= 8 every thread
-    // copies one chunk per stage, at M > 8 two.
+    // i / (16 AROWS).  Rows past M are zero-filled (their copies read
+    // nothing; the address stays in row M-1).  At M <= 8 every thread copies
+    // one chunk per stage, at M > 8 four (4 warps).
     constexpr int ACHUNKS = KG * AROWS * 16;
-    constexpr int ACOPY = (ACHUNKS + WARPS * 32 - 1) / (WARPS * 32);   // chunks per thread
+    constexpr int ACOPY = (ACHUNKS + NW * 32 - 1) / (NW * 32);   // chunks per thread
     const __half *asrc[ACOPY];
-    int adst[ACOPY], akg[ACOPY];
+    int adst[ACOPY], akg[ACOPY], abytes[ACOPY];
 #pragma unroll
     for (int q = 0; q < ACOPY; ++q) {
-        const int i = min((int)threadIdx.x + q * WARPS * 32, ACHUNKS - 1);
+        const int i = min((int)threadIdx.x + q * NW * 32, ACHUNKS - 1);
         const int kg = i / (AROWS * 16), r = (i / 16) % AROWS, c = i % 16;
         akg[q] = kg;
+        abytes[q] = r < M ? 16 : 0;
         asrc[q] = A + (size_t)min(r, M - 1) * K + kg * GROUP + 8 * c;
-        adst[q] = (int)offsetof(Stage<AROWS>, a) + ((kg * AROWS + r) * 16 + (c ^ swz(c, r))) * 16;
+        adst[q] = (int)offsetof(St, a) + ((kg * AROWS + r) * 16 + (c ^ swz(c, r))) * 16;
         pin(asrc[q]);
         pin(adst[q]);
     }
     // Does this thread copy chunk q of the stage that starts at group gr?
     auto a_mine = [&](int q, int gr) {
-        return (ACOPY * WARPS * 32 == ACHUNKS || (int)threadIdx.x + q * WARPS * 32 < ACHUNKS) && gr + akg[q] < G;
+        return (ACOPY * NW * 32 == ACHUNKS || (int)threadIdx.x + q * NW * 32 < ACHUNKS) && gr + akg[q] < G;
     };
     unsigned smem = (unsigned)__cvta_generic_to_shared(sm);
-    int wdst = (int)offsetof(Stage<AROWS>, w) + (warp * ROWS * 32 + lane) * 16;
+    int wdst = (int)offsetof(St, w) + (warp * ROWS * 32 + lane) * 16;
     pin(smem);
     pin(wdst);
     // Where this thread reads its A fragments in a stage: row g, chunk 4t + w
@@ -318,7 +330,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
         const int c = 4 * t + w;
-        aread[w] = (int)offsetof(Stage<AROWS>, a) + (g * 16 + (c ^ swz(c, g))) * 16;
+        aread[w] = (int)offsetof(St, a) + (g * 16 + (c ^ swz(c, g))) * 16;
         pin(aread[w]);
     }
 
@@ -331,12 +343,12 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
                 if (gr + kg >= G) break;   // the last stage of K may be short
 #pragma unroll
                 for (int j = 0; j < ROWS; ++j)
-                    cp_async16_w(st + kg * (WARPS * ROWS * 32 * 16) + wdst + j * 32 * 16,
+                    cp_async16_w(st + kg * (NW * ROWS * 32 * 16) + wdst + j * 32 * 16,
                                  wsrc[j] + (unsigned)(gr + kg) * (GROUP / 2));
             }
 #pragma unroll
             for (int q = 0; q < ACOPY; ++q)
-                if (a_mine(q, gr)) cp_async16(st + adst[q], asrc[q] + (unsigned)gr * GROUP);
+                if (a_mine(q, gr)) cp_async16(st + adst[q], asrc[q] + (unsigned)gr * GROUP, abytes[q]);
         }
         cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
     };
@@ -364,11 +376,11 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     };
 
 #pragma unroll
-    for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, smem + k * (unsigned)sizeof(Stage<AROWS>));
+    for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, smem + k * (unsigned)sizeof(St));
     __half z[KG][ROWS], s[KG][ROWS], z_next[KG][ROWS], s_next[KG][ROWS];
     load_zs(first, z, s);
     if (mode == OUT_ATOMIC && split == 0) {   // zero this tile of C while the first loads fly
-        for (int i = threadIdx.x; i < M * BN; i += WARPS * 32) {
+        for (int i = threadIdx.x; i < M * BN; i += NW * 32) {
             const int n = blockIdx.x * BN + i % BN;
             if (n < N) out[(size_t)(i / BN) * N + n] = 0.0f;
         }
@@ -383,7 +395,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     float acc[MT][2][4] = {};
     unsigned zflag = 0;   // splitk: the tile's flag, read during the last stage
     int slot = 0;         // slot of stage sg; the one before it is refilled
-    constexpr unsigned SLOT = sizeof(Stage<AROWS>);
+    constexpr unsigned SLOT = sizeof(St);
     const char *const sm_gen = reinterpret_cast<const char *>(sm);
     // splitk, split > 0: thread 0 reads the tile's zero flag during the last stage
     int flag_reader = mode == OUT_ATOMIC && split != 0 && threadIdx.x == 0;
@@ -391,19 +403,12 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
         const int gr = sg * KG;
         cp_async_wait<STAGES - 2>();   // my copies of stage sg have landed ...
-        // ... so I may pair up the columns of my own chunks of A (then no read needs a prmt)
-#pragma unroll
-        for (int q = 0; q < ACOPY; ++q)
-            if (a_mine(q, gr)) {
-                uint4 *c = reinterpret_cast<uint4 *>(reinterpret_cast<char *>(sm) + slot * SLOT + adst[q]);
-                *c = pair_up(*c);
-            }
-        __syncthreads();               // everyone's copies are in; and the slot used last is free again
+        __syncthreads();               // ... and everyone's; and the slot used last is free again
         issue(sg + (STAGES - 1) * step, smem + (slot == 0 ? STAGES - 1 : slot - 1) * SLOT);
         load_zs(sg + step, z_next, s_next);
         if (flag_reader && sg + step >= end)
             zflag = flag_acquire(flags + blockIdx.x);   // the last stage: look now, use it at the end
-        const Stage<AROWS> &st = *reinterpret_cast<const Stage<AROWS> *>(sm_gen + slot * SLOT);
+        const St &st = *reinterpret_cast<const St *>(sm_gen + slot * SLOT);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
 
 #pragma unroll
@@ -414,7 +419,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #pragma unroll
             for (int j = 0; j < ROWS; ++j) {
                 wq[j] = *reinterpret_cast<const uint4 *>(reinterpret_cast<const char *>(&st) + wdst +
-                                                         kg * (WARPS * ROWS * 32 * 16) + j * 32 * 16);   // st.w[kg][warp][j][lane]
+                                                         kg * (NW * ROWS * 32 * 16) + j * 32 * 16);   // st.w[kg][warp][j][lane]
                 const __half2 z2 = __half2half2(z[kg][j]);   // exact: z is 0..15
                 z1024[j] = __hadd2(z2, __float2half2_rn(1024.0f));
                 z64[j] = __hneg2(__hadd2(z2, __float2half2_rn(64.0f)));
@@ -439,7 +444,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #else
 #pragma unroll
             for (int w = 0; w < 4; ++w) {    // columns 8w..8w+7 of this thread's 32
-                // activation rows g and g + 8 (the mma's B), columns paired up already
+                // activation rows g and g + 8 (the mma's B): columns (0,1) (2,3) (4,5) (6,7), as in memory
                 const char *ab = reinterpret_cast<const char *>(&st) + aread[w] + kg * AROWS * 16 * 16;
                 const uint4 alo = *reinterpret_cast<const uint4 *>(ab);
                 const uint4 ahi = M_HI ? *reinterpret_cast<const uint4 *>(ab + 8 * 16 * 16) : alo;   // row g + 8
@@ -447,10 +452,10 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
                 for (int i = 0; i < MT; ++i) {
                     const uint32_t v0 = w == 0 ? wq[2 * i].x : w == 1 ? wq[2 * i].y : w == 2 ? wq[2 * i].z : wq[2 * i].w;
                     const uint32_t v1 = w == 0 ? wq[2 * i + 1].x : w == 1 ? wq[2 * i + 1].y : w == 2 ? wq[2 * i + 1].z : wq[2 * i + 1].w;
-                    uint32_t b0[4], b1[4];   // W rows g and g + 8, pairs (0,4) (1,5) (2,6) (3,7)
+                    uint32_t b0[4], b1[4];   // W rows g and g + 8, columns (0,1) (2,3) (4,5) (6,7)
                     dequant8(v0, magic, z1024[2 * i], z64[2 * i], b0);
                     dequant8(v1, magic, z1024[2 * i + 1], z64[2 * i + 1], b1);
-                    // k slots 2t, 2t+1 = pair 2h; 2t+8, 2t+9 = pair 2h+1
+                    // mma h of the word: k slots 2t, 2t+1 = columns 4h, 4h+1 (pair 2h); 2t+8, 2t+9 = 4h+2, 4h+3
                     mma_16816(part[i][0], b0[0], b1[0], b0[1], b1[1], alo.x, alo.y);
                     if (M_HI) mma_16816(part[i][1], b0[0], b1[0], b0[1], b1[1], ahi.x, ahi.y);
                     mma_16816(part[i][0], b0[2], b1[2], b0[3], b1[3], alo.z, alo.w);
@@ -513,11 +518,16 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
 // The four instantiations: M > 8 or not, zeros and scales in pairs (ZP) or
 // one at a time.  ZP needs every stage's first group at an even index of a
 // row's KG groups and of the arrays: KG even and G = K / 128 even.
+// Each comes with its block: threads, BN rows of W, shared memory.
 typedef void (*mma_kernel)(kl_w4a16_args, float *, int, int, unsigned *, unsigned);
-static mma_kernel pick_kernel(int m, int k, int *smem) {
+struct MmaKernel {
+    mma_kernel fn;
+    int threads, bn, smem;
+};
+static MmaKernel pick_kernel(int m, int k) {
     const bool hi = m > 8, zp = ZS_PAIRS && KG % 2 == 0 && (k / GROUP) % 2 == 0;
-    *smem = hi ? smem_bytes<16>() : smem_bytes<8>();
-    return hi ? (zp ? w4a16_mma<true, true> : w4a16_mma<true, false>) : (zp ? w4a16_mma<false, true> : w4a16_mma<false, false>);
+    if (hi) return {zp ? w4a16_mma<true, true> : w4a16_mma<true, false>, warps_of<true>() * 32, bn_of<true>(), smem_bytes<true>()};
+    return {zp ? w4a16_mma<false, true> : w4a16_mma<false, false>, warps_of<false>() * 32, bn_of<false>(), smem_bytes<false>()};
 }
 
 // ---- the split factor -------------------------------------------------------
@@ -525,14 +535,14 @@ static mma_kernel pick_kernel(int m, int k, int *smem) {
 // M <= 1, 2, 4, 8, 16.  Other shapes: the most slices whose blocks all fit on
 // the GPU at once (one wave), which the sweep picks at 7 of its 8 shapes.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
-    {4096, 4096, {8, 8, 8, 8, 8}},
-    {8192, 8192, {4, 4, 4, 4, 4}},   // the side-by-side run in the doc (ZP), not the sweep file
-    {16384, 16384, {6, 6, 6, 3, 2}},
+    {4096, 4096, {8, 8, 8, 8, 6}},
+    {8192, 8192, {4, 4, 4, 4, 4}},   // M <= 8: side-by-side runs in the doc (S = 6 is within 0.1 us in the sweep)
+    {16384, 16384, {6, 6, 6, 2, 2}},
     {11008, 4096, {4, 4, 4, 4, 3}},
-    {4096, 11008, {12, 12, 12, 12, 8}},
+    {4096, 11008, {12, 8, 8, 8, 8}},
     {14336, 4096, {3, 3, 3, 3, 2}},
-    {4096, 14336, {12, 12, 12, 12, 8}},
-    {128256, 4096, {2, 2, 1, 1, 1}},
+    {4096, 14336, {8, 8, 12, 8, 8}},
+    {128256, 4096, {1, 1, 1, 1, 1}},
 };
 static int g_split = 0;   // --split: 0 = the table
 
@@ -541,23 +551,24 @@ static int pick_split(int m, int n, int k) {
     const int mi = m <= 1 ? 0 : m <= 2 ? 1 : m <= 4 ? 2 : m <= 8 ? 3 : 4;
     for (const auto &e : split_table)
         if (e.n == n && e.k == k) return e.s[mi];
-    // Blocks resident on the whole GPU at once (H100: 3 or 2 x 132 SMs), asked
-    // once per kernel: the launcher runs between timed launches.
+    // Blocks resident on the whole GPU at once (H100: 3 x 132 blocks of 8
+    // warps at M <= 8, 4 x 132 of 4 warps at M > 8), asked once per kernel:
+    // the launcher runs between timed launches.
     static mma_kernel seen[4];
     static int resident[4], nseen = 0;
-    int smem, i = 0;
-    const mma_kernel kern = pick_kernel(m, k, &smem);
-    while (i < nseen && seen[i] != kern) ++i;
+    int i = 0;
+    const MmaKernel kern = pick_kernel(m, k);
+    while (i < nseen && seen[i] != kern.fn) ++i;
     if (i == nseen) {
         int dev, sms, per_sm;
         CUDA_CHECK(cudaGetDevice(&dev));
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, WARPS * 32, smem));
-        seen[i] = kern;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern.fn, kern.threads, kern.smem));
+        seen[i] = kern.fn;
         resident[i] = sms * per_sm;
         nseen = i + 1;   // four kernels at most (pick_kernel)
     }
-    const int tiles = (n + BN - 1) / BN;
+    const int tiles = (n + kern.bn - 1) / kern.bn;
     return max(1, resident[i] / tiles);
 }
 
@@ -586,9 +597,8 @@ static bool prepare() {
     if (ok < 0) {
         for (int m : {1, 16})
             for (int k : {GROUP, 2 * GROUP}) {
-                int smem = 0;   // set by pick_kernel first: the order of a call's arguments is unspecified
-                const mma_kernel kern = pick_kernel(m, k, &smem);
-                CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+                const MmaKernel kern = pick_kernel(m, k);
+                CUDA_CHECK(cudaFuncSetAttribute(kern.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, kern.smem));
             }
         cudaFuncAttributes fa;
         CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true, true>));
@@ -616,17 +626,16 @@ static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
 
 static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
     const int mode = *static_cast<const int *>(ctx);
-    const int stages = (a->k / GROUP + KG - 1) / KG, tiles = (a->n + BN - 1) / BN;
+    const MmaKernel kern = pick_kernel(a->m, a->k);
+    const int stages = (a->k / GROUP + KG - 1) / KG, tiles = (a->n + kern.bn - 1) / kern.bn;
     const bool pdl = prepare();
     int splits = mode == OUT_STORE ? 1 : pick_split(a->m, a->n, a->k);
     splits = min(min(splits, stages), KL_W4A16_MAX_SPLIT);   // every split gets at least one stage
     const size_t mn = (size_t)a->m * a->n;
     float *out = mode == OUT_PARTIAL ? a->workspace : a->c;
     unsigned epoch = 0, *flags = mode == OUT_ATOMIC ? tile_flags(tiles, stream, &epoch) : nullptr;
-    const dim3 grid(tiles, splits), block(WARPS * 32);
-    int smem = 0;
-    const mma_kernel kern = pick_kernel(a->m, a->k, &smem);
-    launch_k(kern, grid, block, smem, stream, false, *a, out, splits, mode, flags, epoch);
+    launch_k(kern.fn, dim3(tiles, splits), dim3(kern.threads), kern.smem, stream, false, *a, out, splits, mode, flags,
+             epoch);
     if (mode == OUT_PARTIAL)
         launch_k(sum_splits, dim3((unsigned)((mn + 255) / 256)), dim3(256), 0, stream, pdl, (const float *)a->workspace,
                  a->c, mn, splits);
