@@ -145,6 +145,9 @@ else
                 check "step$s --check-only m 1..16, N 1 33 2049, K 4096" ./step$s --check-only --sizes 1,33,2049 -k 4096
                 check "step$s --check-only m 3 13, N 7 1000, K 128" bash -c "./step$s --check-only -m 3 --sizes 7,1000 -k 128 && ./step$s --check-only -m 13 --sizes 7,1000 -k 11008"
                 check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of" ./step$s --check-only -n 64 -k 100
+                # splitk's blocks wait for split 0's: a grid of several waves must neither hang nor add before the zeroing
+                check "step$s --check-only --split 32 at 8192 x 8192, M 1 and 16 (grids of several waves, 120 s limit)" \
+                    timeout 120 bash -c "./step$s --check-only -m 1 -n 8192 -k 8192 --split 32 && ./step$s --check-only -m 16 -n 8192 -k 8192 --split 32"
                 san="-m 3 -n 67 -k 256"; huge="-m 16 -n 100000000 -k 4096" ;;
             "")
                 bad "step$s: could not run a check to learn its operation"; continue ;;
