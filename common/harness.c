@@ -476,6 +476,10 @@ int kl_main(int argc, char **argv, const kl_step *step) {
                 if (csv) { kl_csv_row(csv, &r); fflush(csv); }
                 failures += !r.pass;
             }
+            if (!c.check_only && op->baseline_note) {
+                const char *note = op->baseline_note(st);
+                if (note) printf("%8s %s\n", "", note);
+            }
             op->teardown(st);
         }
     }

@@ -72,6 +72,10 @@ typedef struct kl_op {
     void (*check)(void *st, const kl_kernel *kern, int pass, kl_check_data *out);
     void (*run)(void *st, const kl_kernel *kern, int rot, cudaStream_t s);
     void (*run_ref)(void *st, int rot, cudaStream_t s);   /* NULL: no baseline */
+    /* Optional: one line, printed under a problem's rows (not in --check-only),
+     * naming what the cuBLAS column timed when the op picks it per problem;
+     * NULL (or a NULL result): nothing to add. */
+    const char *(*baseline_note)(void *st);
     void (*teardown)(void *st);
 } kl_op;
 

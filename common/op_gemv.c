@@ -43,6 +43,8 @@ typedef struct gemv_state {
     float *w32, *x32, *yref;         /* the fp32 reference */
     kl_f16 *x, *y, *ybase;
     int use_hsh;                     /* baseline: 1 HSHgemvStridedBatched, 0 GemmEx */
+    double pick_us[2];               /* the pick's medians: GemmEx, HSHgemv */
+    char note[160];                  /* the log's line naming the baseline */
     double wmax;                     /* max |dequant(W)|: the tolerance's term size */
     float *h_out, *h_ref;            /* host copies for the compare */
     kl_f16 *h_y;
@@ -182,6 +184,18 @@ static void pick_baseline(gemv_state *s) {
         best[hsh] = kl_median_queued_us(launch_baseline, &l, 2, 9, s->env->stream);   /* two warm-ups */
     }
     s->use_hsh = best[1] < best[0];
+    s->pick_us[0] = best[0];
+    s->pick_us[1] = best[1];
+}
+
+/* The log's line under a problem's rows: which call the cuBLAS column timed. */
+static const char *gemv_baseline_note(void *st) {
+    gemv_state *s = st;
+    if (s->fmt == FMT_DEQUANT) return NULL;
+    snprintf(s->note, sizeof s->note, "cuBLAS column: %s (the pick's medians: cublasGemmEx n=1 %.2f us, "
+             "cublasHSHgemvStridedBatched %.2f us)", s->use_hsh ? "cublasHSHgemvStridedBatched" : "cublasGemmEx n=1",
+             s->pick_us[0], s->pick_us[1]);
+    return s->note;
 }
 
 /* ---- setup ------------------------------------------------------------------- */
@@ -403,6 +417,7 @@ static const kl_problem model_shapes[] = {
         .bytes = ID##_bytes, .rotating_bytes = ID##_rot, .device_bytes = ID##_dev,                  \
         .setup = ID##_setup, .check = gemv_check, .run = gemv_run,                                  \
         .run_ref = FMT == FMT_DEQUANT ? NULL : gemv_run_ref, .teardown = gemv_teardown,             \
+        .baseline_note = gemv_baseline_note,                                                        \
     };
 
 #define BASE_F16 "cuBLAS fp16 GEMV (faster of cublasGemmEx n=1 COMPUTE_32F and cublasHSHgemvStridedBatched), " \

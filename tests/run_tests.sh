@@ -165,6 +165,8 @@ else
                     ./step'"$s"' --check-only -n 256 -k 256 --csv '"$tmp"'/nk.csv >/dev/null 2>&1 &&
                     ./step'"$s"' --check-only --sizes 256 --csv '"$tmp"'/s.csv >/dev/null 2>&1 &&
                     [ "$(wc -l <'"$tmp"'/nk.csv)" -eq "$(wc -l <'"$tmp"'/s.csv)" ]'
+                check "step$s: the log names the cuBLAS call it timed (cuBLAS column: ...)" bash -c \
+                    "./step$s -n 512 -k 512 --iters 3 --warmup 1 --budget 5 | grep -q '^ *cuBLAS column: cublas[A-Za-z]*'"
                 san="-n 67 -k 256"; huge="-n 100000000 -k 4096" ;;
         esac
         check "step$s: too big for the GPU -> exit 2 saying how much" expect_exit 2 "GiB of device memory" ./step$s $huge
