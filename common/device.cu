@@ -94,8 +94,8 @@ __global__ void kl_read_stream_kernel(const float4 *p, size_t n4, float *sink) {
 #pragma unroll
         for (int u = 0; u < KL_STREAM_UNROLL; ++u) acc += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
-    for (; i < end; i += step) {
-        const float4 a = __ldg(p + i);
+    for (; i < end; i += step) {   // the rest, with the same cache hint
+        const float4 a = STREAMING ? __ldcs(p + i) : __ldg(p + i);
         acc += a.x + a.y + a.z + a.w;
     }
     if (acc == -1.2345e38f) *sink = acc;
