@@ -76,9 +76,10 @@ typedef void (*kl_dequant_fn)(const kl_dequant_args *a, void *ctx, cudaStream_t 
 
 /* v16.  C[m][n] (fp32) = A[m][k] (fp16) * dequant(W)[n][k]^T, W in the
  * qgemv_int4 format with the nibbles of each 4-byte word in w4a16's order
- * (quant.h: columns 0 2 4 6 1 3 5 7 from the bottom).  workspace: at least KL_W4A16_MAX_SPLIT*m*n floats, for
- * steps that keep per-split partial tiles.  C holds garbage on entry: a step
- * that accumulates into it must zero it itself (inside the timed region). */
+ * (quant.h: columns 0 2 4 6 1 3 5 7 from the bottom).  workspace: at least
+ * KL_W4A16_MAX_SPLIT*m*n floats, for steps that keep per-split partial tiles.
+ * C holds garbage on entry: a step that accumulates into it must zero it
+ * itself (inside the timed region). */
 #define KL_W4A16_MAX_SPLIT 32
 typedef struct kl_w4a16_args {
     int m, n, k;
