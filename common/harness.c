@@ -171,7 +171,8 @@ static void build_problems(const kl_op *op, const kl_cli *c, plist *l) {
         plist_add_m(l, op, c, c->n ? c->n : sizes[i], c->k ? c->k : sizes[i], sizes[i]);
     if (!c->nsizes && !c->n && !c->k)
         for (int i = 0; i < op->nextra_shapes; ++i)
-            plist_add_m(l, op, c, op->extra_shapes[i].n, op->extra_shapes[i].k, op->extra_shapes[i].n);
+            plist_add_m(l, op, c, op->extra_shapes[i].n, op->extra_shapes[i].k,
+                        op->extra_shapes[i].m ? op->extra_shapes[i].m : op->extra_shapes[i].n);
 }
 
 /* ---- timing ---------------------------------------------------------------- */
@@ -248,6 +249,22 @@ static int fp32_lanes_per_sm(int cc) {
     }
 }
 
+/* Dense bf16 tensor-core FLOP per clock per SM with fp32 accumulation (the
+ * datasheets' dense figures over SMs x boost clock: A100 312 TFLOPS = 108 x
+ * 2048 x 1410 MHz; H100 SXM 989 = 132 x 4096 x 1830 MHz; L40 181 = 142 x 512 x
+ * 2490 MHz; GeForce parts accumulate fp32 at half their fp16 rate). */
+static int tc_bf16_flop_per_sm(int cc) {
+    if (cc >= 100 && cc < 110) return 8192;
+    if (cc >= 90) return cc == 90 ? 4096 : 512;
+    if (cc == 80) return 2048;
+    return 512;   /* 8.6, 8.7, 8.9 */
+}
+
+static double peak_tflops_of(const kl_op *op, const kl_env *env, int clock_khz) {
+    const double per_sm = op->tensor_core ? tc_bf16_flop_per_sm(env->cc) : 2.0 * fp32_lanes_per_sm(env->cc);
+    return (double)env->sms * per_sm * clock_khz * 1e3 / 1e12;
+}
+
 static void print_header(const kl_step *step, const kl_op *op, const kl_env *env,
                          const struct cudaDeviceProp *prop, int clock_khz, double peak_tflops,
                          double ceiling_gbps, const kl_cli *c) {
@@ -267,6 +284,9 @@ static void print_header(const kl_step *step, const kl_op *op, const kl_env *env
     if (op->memory_bound)
         printf("ceiling: streaming-read bandwidth measured now: %.0f GB/s; L2 cold (weights rotate "
                "through copies > 3x L2)\n", ceiling_gbps);
+    else if (op->tensor_core)
+        printf("ceiling: dense bf16 tensor-core peak %d SMs x %d FLOP/clock x %d MHz = %.1f TFLOPS; L2 warm "
+               "for step and cuBLAS alike\n", env->sms, tc_bf16_flop_per_sm(env->cc), clock_khz / 1000, peak_tflops);
     else
         printf("ceiling: FP32 peak %d SMs x %d lanes x 2 FLOP x %d MHz = %.1f TFLOPS; L2 warm for "
                "step and cuBLAS alike\n", env->sms, fp32_lanes_per_sm(env->cc), clock_khz / 1000, peak_tflops);
@@ -414,7 +434,7 @@ int kl_main(int argc, char **argv, const kl_step *step) {
     int rc = open_gpu(&c, step, &env, &prop, &clock_khz);
     if (rc) { if (csv) fclose(csv); return rc; }
 
-    const double peak_tflops = (double)env.sms * fp32_lanes_per_sm(env.cc) * 2.0 * clock_khz * 1e3 / 1e12;
+    const double peak_tflops = peak_tflops_of(op0, &env, clock_khz);
     double ceiling_gbps = NAN;
     for (int j = 0; j < nk; ++j)
         if (step->kernels[j].op->memory_bound) ceiling_gbps = kl_read_bandwidth_gbps(&env);

@@ -34,8 +34,10 @@ void kl_cuda_fail(cudaError_t err, const char *call, const char *file, int line)
 /* After every kernel launch: catches bad launch configurations at once. */
 #define KL_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
-/* fp16 as stored in memory.  Device code reinterprets it as __half. */
+/* fp16 and bf16 as stored in memory.  Device code reinterprets them as
+ * __half and __nv_bfloat16. */
 typedef uint16_t kl_f16;
+typedef uint16_t kl_bf16;
 
 /* One problem size.  SGEMM: C[m][n] = alpha*A[m][k]*B[k][n] + beta*C.
  * GEMV: y[n] = W[n][k] x[k] (m = 1).  Skinny GEMM: C[m][n] = A[m][k] W[n][k]^T. */
@@ -91,11 +93,18 @@ typedef struct kl_w4a16_args {
 } kl_w4a16_args;
 typedef void (*kl_w4a16_fn)(const kl_w4a16_args *a, void *ctx, cudaStream_t stream);
 
+/* Part III.  C[m][n] (bf16) = A[m][k] (bf16) * B[n][k]^T, fp32 accumulation:
+ * a linear layer's layout (activations A and weights B both K-contiguous,
+ * "TN" in BLAS terms).  All three row-major and densely packed; k is a
+ * multiple of 8 (16-byte rows), m and n anything from 1. */
+typedef void (*kl_gemm_bf16_fn)(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b,
+                                kl_bf16 *c, void *ctx, cudaStream_t stream);
+
 /* ---- what a step hands the harness -------------------------------------- */
 
 struct kl_op;  /* an operation the harness knows how to set up, check and time */
 extern const struct kl_op kl_op_sgemm, kl_op_gemv_f16, kl_op_qgemv_int8,
-    kl_op_qgemv_int4, kl_op_qgemv_q4_0, kl_op_dequant_q4_0, kl_op_w4a16;
+    kl_op_qgemv_int4, kl_op_qgemv_q4_0, kl_op_dequant_q4_0, kl_op_w4a16, kl_op_gemm_bf16;
 
 /* One kernel of a step.  Most steps have one; a step may show several side by
  * side (v15: dequantize variants, then the fused GEMV; v16: decompositions). */
@@ -106,6 +115,7 @@ typedef struct kl_kernel {
     kl_gemv_fn gemv;
     kl_dequant_fn dequant;
     kl_w4a16_fn w4a16;
+    kl_gemm_bf16_fn gemm_bf16;
     void *ctx;                    /* handed back to the launcher untouched */
 } kl_kernel;
 

@@ -53,8 +53,9 @@ typedef struct kl_op {
     const char *dtype;         /* CSV "dtype": fp32, fp16, int8, int4, q4_0 */
     const char *baseline;      /* the reference, for the header; NULL: none timed */
     int memory_bound;          /* 1: GB/s, % of read ceiling, cold L2 */
+    int tensor_core;           /* 1: % of the dense bf16 tensor-core peak, not of FP32's */
     const char *default_sizes; /* squares used when no size is given */
-    const kl_problem *extra_shapes; /* shapes appended to the defaults (models) */
+    const kl_problem *extra_shapes; /* shapes appended to the defaults (models); m = 0: m = n */
     int nextra_shapes;
     const int *m_list;         /* v16: each problem is run at these m; NULL: once */
     int nm_list;
