@@ -5,6 +5,7 @@
  */
 #include "op.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 /* splitmix64: a counter-based generator, so element i gets the same value
@@ -25,6 +26,14 @@ __global__ void kl_fill_f32_kernel(float *d, size_t n, float lo, float hi, uint6
 __global__ void kl_fill_f16_kernel(__half *d, size_t n, float lo, float hi, uint64_t seed) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         d[i] = __float2half_rn(kl_uniform(seed, i, lo, hi));
+}
+__global__ void kl_fill_bf16_kernel(__nv_bfloat16 *d, size_t n, float lo, float hi, uint64_t seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        d[i] = __float2bfloat16_rn(kl_uniform(seed, i, lo, hi));
+}
+__global__ void kl_bf16_to_f32_kernel(const __nv_bfloat16 *in, float *out, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = __bfloat162float(in[i]);
 }
 __global__ void kl_f16_to_f32_kernel(const __half *in, float *out, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -48,6 +57,14 @@ void kl_fill_uniform_f32(float *d, size_t n, float lo, float hi, uint64_t seed, 
 }
 void kl_fill_uniform_f16(kl_f16 *d, size_t n, float lo, float hi, uint64_t seed, cudaStream_t s) {
     kl_fill_f16_kernel<<<grid_for(n), 256, 0, s>>>((__half *)d, n, lo, hi, seed);
+    KL_CHECK_LAUNCH();
+}
+void kl_fill_uniform_bf16(kl_bf16 *d, size_t n, float lo, float hi, uint64_t seed, cudaStream_t s) {
+    kl_fill_bf16_kernel<<<grid_for(n), 256, 0, s>>>((__nv_bfloat16 *)d, n, lo, hi, seed);
+    KL_CHECK_LAUNCH();
+}
+void kl_bf16_to_f32(const kl_bf16 *in, float *out, size_t n, cudaStream_t s) {
+    kl_bf16_to_f32_kernel<<<grid_for(n), 256, 0, s>>>((const __nv_bfloat16 *)in, out, n);
     KL_CHECK_LAUNCH();
 }
 void kl_f16_to_f32(const kl_f16 *in, float *out, size_t n, cudaStream_t s) {

@@ -85,6 +85,8 @@ typedef struct kl_op {
 void kl_fill_uniform_f32(float *d, size_t n, float lo, float hi, uint64_t seed, cudaStream_t s);
 void kl_fill_uniform_f16(kl_f16 *d, size_t n, float lo, float hi, uint64_t seed, cudaStream_t s);
 void kl_f16_to_f32(const kl_f16 *in, float *out, size_t n, cudaStream_t s);
+void kl_fill_uniform_bf16(kl_bf16 *d, size_t n, float lo, float hi, uint64_t seed, cudaStream_t s);
+void kl_bf16_to_f32(const kl_bf16 *in, float *out, size_t n, cudaStream_t s);
 void kl_f32_to_f16(const float *in, kl_f16 *out, size_t n, cudaStream_t s);
 /* NaN in fp32 and fp16 alike (all bits set). */
 void kl_poison(void *d, size_t bytes, cudaStream_t s);

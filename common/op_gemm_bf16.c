@@ -1,0 +1,198 @@
+/*
+ * op_gemm_bf16.c - Part III: C[m][n] = A[m][k] B[n][k]^T, bf16 in and out,
+ * fp32 accumulation: a linear layer's layout (A the activations, B the
+ * weights, both K-contiguous; "TN" for a column-major BLAS).
+ *
+ * Check: cublasGemmEx on the same bf16 inputs writing fp32, itself checked
+ * at sample points against an fp64 dot product on the CPU.  The step's bf16
+ * output may differ from it by one bf16 rounding (2^-8 relative) plus the
+ * fp32 summation-order slack of a length-k dot product.
+ * Baseline: cublasGemmEx bf16 x bf16 -> bf16 with CUBLAS_COMPUTE_32F, the
+ * call a framework makes for this layer, timed the same way as the step.
+ * Compute-bound: one copy of each operand, L2 warm for step and cuBLAS alike.
+ */
+#include "op.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct gemm_state {
+    kl_problem p;
+    const kl_env *env;
+    kl_bf16 *A, *B, *C, *Cblas;   /* device; Cblas: the baseline's bf16 output */
+    float *Cref, *Cout;           /* device: fp32 reference, the step's C widened */
+    float *h_out, *h_ref;
+} gemm_state;
+
+static int gb_shape(kl_problem *p, int m_given, char *msg, size_t len) {
+    (void)m_given;
+    if (p->k % 8) {
+        snprintf(msg, len, "k=%d: K must be a multiple of 8 (rows of 16 bytes, as TMA and 16-byte "
+                           "loads need); pad K with zeros to the next multiple of 8", p->k);
+        return 1;
+    }
+    return 0;
+}
+static double gb_flops(const kl_problem *p) { return 2.0 * p->m * (double)p->n * p->k; }
+static double gb_bytes(const kl_problem *p) {
+    return 2.0 * ((double)p->m * p->k + (double)p->n * p->k + (double)p->m * p->n);
+}
+static size_t gb_rotating(const kl_problem *p) { (void)p; return 0; }
+static size_t gb_device_bytes(const kl_problem *p, int nrot) {
+    (void)nrot;
+    const size_t mk = (size_t)p->m * p->k, nk = (size_t)p->n * p->k, mn = (size_t)p->m * p->n;
+    return 2 * (mk + nk + 2 * mn) + 4 * 2 * mn;
+}
+
+/* Row-major C[m][n] = A B^T is column-major C^T = B A^T: B (column-major
+ * k x n, ld k) transposed, times A (column-major k x m, ld k). */
+static void gemm_ex(gemm_state *s, void *C, cudaDataType_t ctype) {
+    const kl_problem *p = &s->p;
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasGemmEx(s->env->cublas, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one,
+                              s->B, CUDA_R_16BF, p->k, s->A, CUDA_R_16BF, p->k, &zero,
+                              C, ctype, p->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+static float bf16_to_float(kl_bf16 h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* cuBLAS's fp32 output checked at corners and random points against fp64 on
+ * the CPU: a transposed or mis-strided reference call would otherwise define
+ * "correct". */
+static void spot_check_reference(gemm_state *s) {
+    const kl_problem *p = &s->p;
+    kl_bf16 *row = kl_hmalloc(2 * (size_t)p->k);
+    float *a = kl_hmalloc(4 * (size_t)p->k), *b = kl_hmalloc(4 * (size_t)p->k);
+    uint64_t x = 0x2545F4914F6CDD1Dull ^ s->env->seed;
+    for (int t = 0; t < 8; ++t) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        const int r = t == 0 ? 0 : t == 1 ? p->m - 1 : (int)(x % (uint64_t)p->m);
+        const int c = t == 0 ? 0 : t == 1 ? p->n - 1 : (int)((x >> 32) % (uint64_t)p->n);
+        kl_copy_to_host(row, s->A + (size_t)r * p->k, 2 * (size_t)p->k);
+        for (int i = 0; i < p->k; ++i) a[i] = bf16_to_float(row[i]);
+        kl_copy_to_host(row, s->B + (size_t)c * p->k, 2 * (size_t)p->k);
+        for (int i = 0; i < p->k; ++i) b[i] = bf16_to_float(row[i]);
+        const double want = kl_dot_f64(a, 1, b, 1, p->k);
+        const kl_tol tol = kl_dot_tolerance(p->k, 1.0, ldexp(1.0, -24), 0.0);
+        const double got = s->h_ref[(size_t)r * p->n + c];
+        if (!(fabs(got - want) <= tol.atol + tol.rtol * fabs(want))) {
+            fprintf(stderr, "internal error: the cuBLAS reference C[%d][%d] = %.7g disagrees with the CPU "
+                            "fp64 reference %.7g\n", r, c, got, want);
+            exit(KL_EXIT_WRONG);
+        }
+    }
+    free(row);
+    free(a);
+    free(b);
+}
+
+static void *gb_setup(const kl_problem *p, int nrot, const kl_env *env) {
+    (void)nrot;
+    gemm_state *s = kl_hmalloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+    s->p = *p;
+    s->env = env;
+    const size_t mk = (size_t)p->m * p->k, nk = (size_t)p->n * p->k, mn = (size_t)p->m * p->n;
+    s->A = kl_dmalloc(2 * mk);
+    s->B = kl_dmalloc(2 * nk);
+    s->C = kl_dmalloc(2 * mn);
+    s->Cblas = kl_dmalloc(2 * mn);
+    s->Cref = kl_dmalloc(4 * mn);
+    s->Cout = kl_dmalloc(4 * mn);
+    /* Uniform [-1, 1) rounded to bf16: never zeros, a seed per matrix and size. */
+    const uint64_t seed = env->seed * 1000003u + (uint64_t)p->m * 31 + (uint64_t)p->n * 17 + (uint64_t)p->k;
+    kl_fill_uniform_bf16(s->A, mk, -1.0f, 1.0f, seed + 1, env->stream);
+    kl_fill_uniform_bf16(s->B, nk, -1.0f, 1.0f, seed + 2, env->stream);
+    CUDA_CHECK(cudaStreamSynchronize(env->stream));
+    return s;
+}
+
+/* One checked launch: C full of NaN first, so an element the step does not
+ * write fails; then the reference, and both widened to fp32 for the compare. */
+static void gb_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d) {
+    (void)pass;
+    gemm_state *s = st;
+    const kl_problem *p = &s->p;
+    const size_t mn = (size_t)p->m * p->n;
+    cudaStream_t str = s->env->stream;
+    if (!s->h_out) {
+        s->h_out = kl_hmalloc(4 * mn);
+        s->h_ref = kl_hmalloc(4 * mn);
+    }
+    kl_poison(s->C, 2 * mn, str);
+    kl_poison(s->Cref, 4 * mn, str);
+    kern->gemm_bf16(p->m, p->n, p->k, s->A, s->B, s->C, kern->ctx, str);
+    KL_CHECK_LAUNCH();
+    gemm_ex(s, s->Cref, CUDA_R_32F);
+    kl_bf16_to_f32(s->C, s->Cout, mn, str);
+    CUDA_CHECK(cudaStreamSynchronize(str));
+    kl_copy_to_host(s->h_out, s->Cout, 4 * mn);
+    kl_copy_to_host(s->h_ref, s->Cref, 4 * mn);
+    spot_check_reference(s);
+    d->out = s->h_out;
+    d->ref = s->h_ref;
+    d->count = mn;
+    d->cols = p->n;
+    /* Terms |a*b| < 1; out_eps 2^-9 gives rtol 2^-8: one rounding to bf16. */
+    d->tol = kl_dot_tolerance(p->k, 1.0, ldexp(1.0, -9), 0.0);
+    d->what = "bf16 output rounded once, C poisoned with NaN";
+}
+
+static void gb_run(void *st, const kl_kernel *kern, int rot, cudaStream_t str) {
+    (void)rot;
+    gemm_state *s = st;
+    kern->gemm_bf16(s->p.m, s->p.n, s->p.k, s->A, s->B, s->C, kern->ctx, str);
+}
+
+static void gb_run_ref(void *st, int rot, cudaStream_t str) {
+    (void)rot; (void)str;   /* the handle is bound to the harness's stream */
+    gemm_state *s = st;
+    gemm_ex(s, s->Cblas, CUDA_R_16BF);
+}
+
+static void gb_teardown(void *st) {
+    gemm_state *s = st;
+    CUDA_CHECK(cudaFree(s->A));
+    CUDA_CHECK(cudaFree(s->B));
+    CUDA_CHECK(cudaFree(s->C));
+    CUDA_CHECK(cudaFree(s->Cblas));
+    CUDA_CHECK(cudaFree(s->Cref));
+    CUDA_CHECK(cudaFree(s->Cout));
+    free(s->h_out);
+    free(s->h_ref);
+    free(s);
+}
+
+/* A linear layer at 4096 tokens: n x k of Llama-3-8B's attention (4096 x
+ * 4096), MLP up and down (14336 x 4096, 4096 x 14336) and vocabulary head
+ * (128256 x 4096). */
+static const kl_problem gemm_shapes[] = {
+    {4096, 14336, 4096}, {4096, 4096, 14336}, {4096, 128256, 4096},
+};
+
+const kl_op kl_op_gemm_bf16 = {
+    .name = "gemm_bf16",
+    .dtype = "bf16",
+    .baseline = "cublasGemmEx, bf16 in and out, CUBLAS_COMPUTE_32F, same layout (TN), same timing",
+    .memory_bound = 0,
+    .tensor_core = 1,
+    .default_sizes = "1024,2048,4096,8192",
+    .extra_shapes = gemm_shapes,
+    .nextra_shapes = (int)(sizeof gemm_shapes / sizeof gemm_shapes[0]),
+    .checks = 1,
+    .shape = gb_shape,
+    .flops = gb_flops,
+    .bytes = gb_bytes,
+    .rotating_bytes = gb_rotating,
+    .device_bytes = gb_device_bytes,
+    .setup = gb_setup,
+    .check = gb_check,
+    .run = gb_run,
+    .run_ref = gb_run_ref,
+    .teardown = gb_teardown,
+};
