@@ -141,6 +141,14 @@ else
                     check "step$s --check-only $shp" ./step$s --check-only $shp
                 done
                 san="-m 67 -n 45 -k 33"; huge="-m 100000000" ;;
+            gemm_bf16)   # any M and N; K a multiple of 8
+                check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 64)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 64
+                for shp in "-m 1000 -n 7 -k 40" "-m 7 -n 1023 -k 2056" "-m 127 -n 2049 -k 8" "-m 1 -n 1 -k 4104" \
+                           "-m 513 -n 257 -k 136" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 264"; do
+                    check "step$s --check-only $shp" ./step$s --check-only $shp
+                done
+                check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of 8" ./step$s --check-only -n 64 -k 100
+                san="-m 67 -n 45 -k 40"; huge="-m 100000 -n 100000 -k 8" ;;
             w4a16)
                 check "step$s --check-only m 1..16, N 1 33 2049, K 4096" ./step$s --check-only --sizes 1,33,2049 -k 4096
                 check "step$s --check-only m 3 13, N 7 1000, K 128" bash -c "./step$s --check-only -m 3 --sizes 7,1000 -k 128 && ./step$s --check-only -m 13 --sizes 7,1000 -k 11008"
