@@ -362,6 +362,12 @@ static int open_gpu(const kl_cli *c, const kl_step *step, kl_env *env, struct cu
                 step->min_cc / 10, step->min_cc % 10, prop->name, prop->major, prop->minor);
         return KL_EXIT_NO_GPU;
     }
+    if (step->only_cc && env->cc != step->only_cc) {
+        fprintf(stderr, "%s: uses instructions of sm_%da only (compute capability %d.%d, e.g. an H100); %s is "
+                        "%d.%d: run the steps before it instead\n", g_prog, step->only_cc, step->only_cc / 10,
+                step->only_cc % 10, prop->name, prop->major, prop->minor);
+        return KL_EXIT_NO_GPU;
+    }
     CUBLAS_CHECK(cublasCreate(&env->cublas));
     CUBLAS_CHECK(cublasSetStream(env->cublas, env->stream));
     /* True FP32: no TF32 tensor cores behind our back (the default, said aloud). */

@@ -133,6 +133,7 @@ typedef struct kl_step {
     int number;                   /* 7 for step7 */
     const char *title;            /* one line: what this step changes */
     int min_cc;                   /* lowest compute capability, e.g. 80; 0: any */
+    int only_cc;                  /* nonzero: this compute capability only (90: sm_90a code) */
     /* Optional: return 0 if the step can compute p, else write why (one line,
      * with what to do instead) into msg and return nonzero: exit 2. */
     int (*accepts)(const kl_problem *p, char *msg, size_t len);
