@@ -17,7 +17,7 @@ NVCCFLAGS ?= -O3 -lineinfo -std=c++17 -arch=$(ARCH) -Xcompiler -Wall
 CFLAGS    ?= -O2 -std=c11 -Wall -Wextra -fopenmp
 NVCCFLAGS += -Icommon $(DEFS)
 CFLAGS    += -Icommon -I$(CUDA_HOME)/include
-LDLIBS    := -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lgomp -lm
+LDLIBS    := -L$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lcudart -lgomp -lm
 
 STEP_SRCS := $(sort $(wildcard steps/v*_*/*.cu))
 STEP_NUMS := $(sort $(foreach d,$(wildcard steps/v*_*),$(patsubst v%,%,$(firstword $(subst _, ,$(notdir $(d)))))))
