@@ -28,9 +28,12 @@
  * 128 with 8 warps at M <= 8, 64 with 4 warps at M > 8.  "dp" gives each
  * block all of K: 8192 / 128 = 64 blocks for 132 SMs.  SplitK also cuts K into
  * S slices (tiles x S blocks, about one wave: the split table below), and
- * each block adds its partial tile into C ("splitk": atomicAdd; the blocks
- * of split 0 zero C first) or writes it to a workspace that a second kernel
- * sums in a fixed order ("splitk_det": the same bits every run).
+ * each block adds its partial tile into C ("splitk": atomicAdd into a C that
+ * a small kernel zeroed first, overlapped through programmatic dependent
+ * launch) or writes it to a workspace that a second kernel sums in a fixed
+ * order ("splitk_det": the same bits every run).  "splitk_flag" zeroes C
+ * inside the GEMM instead, and relies on an order of block starts that CUDA
+ * does not promise: a measured option, not the default (see OUT_ATOMIC_FLAG).
  *
  * Measured (H100, 8192 x 8192, S = 4, cuBLAS fp16 ~50 us): splitk ~18.7 us
  * at M = 1..8 (~2.7x), ~19.3 us at M = 16 (~2.6x).  The lesson is
@@ -81,7 +84,16 @@ template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(St
 static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
 static_assert(smem_bytes<false>() <= 227 * 1024 && smem_bytes<true>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
 
-enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL };
+// What a block does with its tile: store it (dp), add it into C (splitk:
+// zero_c has zeroed C), write it to its split's slice of the workspace
+// (splitk_det), or add it into C after the tile's split-0 block zeroed it.
+// OUT_ATOMIC_FLAG (splitk_flag): the blocks of split 0 zero their tile first
+// and raise flags[tile] to this launch's epoch; the other splits wait for it
+// before their atomics, at the end.  That cannot hang only because the GPU
+// starts blocks in order of their linear index, so every split-0 block
+// (blockIdx.y == 0) runs before any block that waits for one: what the
+// hardware does, not a promise of the CUDA programming model.
+enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
 
 // PTX wrappers, defined at the end of the file.
 __device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem);              // W: 16 B, whole L2 line fetched
@@ -127,9 +139,6 @@ __device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 
 // M = 9..16 two (M_HI: activation rows 8..15 are real).  ZP: K / 128 is
 // even, and a row's zeros (and scales) of a stage's two groups are one
 // 4-byte load.
-// splitk (OUT_ATOMIC) zeroes C itself: the blocks of split 0 zero their tile
-// first and raise flags[tile] to this launch's epoch; the other splits wait
-// for it before their atomics, at the end (by then it is long raised).
 template <bool M_HI, bool ZP>
 __global__ void __launch_bounds__(warps_of<M_HI>() * 32, min_blocks<M_HI>())
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
@@ -250,7 +259,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, smem + k * (unsigned)sizeof(St));
     __half z[KG][ROWS], s[KG][ROWS], z_next[KG][ROWS], s_next[KG][ROWS];
     load_zs(first, z, s);
-    if (mode == OUT_ATOMIC && split == 0) {   // zero this tile of C while the first loads fly
+    if (mode == OUT_ATOMIC_FLAG && split == 0) {   // zero this tile of C while the first loads fly
         for (int i = threadIdx.x; i < M * BN; i += NW * 32) {
             const int n = blockIdx.x * BN + i % BN;
             if (n < N) out[(size_t)(i / BN) * N + n] = 0.0f;
@@ -264,12 +273,12 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     // acc[mh]: C fragment of activation rows 8mh..8mh+7:
     // (W row g, a row 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
     float acc[2][4] = {};
-    unsigned zflag = 0;   // splitk: the tile's flag, read during the last stage
+    unsigned zflag = 0;   // splitk_flag: the tile's flag, read during the last stage
     int slot = 0;         // slot of stage sg; the one before it is refilled
     constexpr unsigned SLOT = sizeof(St);
     const char *const sm_gen = reinterpret_cast<const char *>(sm);
-    // splitk, split > 0: thread 0 reads the tile's zero flag during the last stage
-    int flag_reader = mode == OUT_ATOMIC && split != 0 && threadIdx.x == 0;
+    // splitk_flag, split > 0: thread 0 reads the tile's zero flag during the last stage
+    int flag_reader = mode == OUT_ATOMIC_FLAG && split != 0 && threadIdx.x == 0;
     pin(flag_reader);
     for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
         const int gr = sg * KG;
@@ -330,10 +339,12 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             for (int j = 0; j < ROWS; ++j) z[kg][j] = z_next[kg][j], s[kg][j] = s_next[kg][j];
     }
 
-    // Write this block's tile: plainly (dp), added into C (splitk), or into
-    // this split's own slice of the workspace (splitk_det).  splitk first
-    // makes sure that split 0 has zeroed the tile.
-    if (mode == OUT_ATOMIC && split != 0) {
+    // Write this block's tile: plainly (dp), added into C (splitk, splitk_flag),
+    // or into this split's own slice of the workspace (splitk_det).  Before
+    // adding, C must be zero: splitk waits for zero_c to have finished (it
+    // did long ago), splitk_flag for the tile's split-0 block.
+    if (mode == OUT_ATOMIC) griddep_wait();
+    if (mode == OUT_ATOMIC_FLAG && split != 0) {
         if (threadIdx.x == 0)
             while (zflag != epoch) zflag = flag_acquire(flags + blockIdx.x);
         __syncthreads();
@@ -346,10 +357,19 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             const int m = 8 * mh + 2 * t + (r & 1), n = nbase + g + (r >= 2 ? 8 : 0);
             if (m >= M || n >= N) continue;
             float *c = dst + (size_t)m * N + n;
-            if (mode == OUT_ATOMIC) atomicAdd(c, acc[mh][r]);
+            if (mode == OUT_ATOMIC || mode == OUT_ATOMIC_FLAG) atomicAdd(c, acc[mh][r]);
             else *c = acc[mh][r];
         }
 #endif
+}
+
+// splitk's first kernel: C = 0.  The GEMM after it is launched with PDL, so
+// it may start once every block here has started, and it waits for this
+// kernel to finish (griddep_wait) only before its atomics.
+__global__ void zero_c(float *c, size_t mn) {
+    griddep_launch_dependents();
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x)
+        c[i] = 0.0f;
 }
 
 // splitk_det's second pass: C = sum of the S partial tiles, always in order s = 0, 1, ...
@@ -440,7 +460,7 @@ static bool prepare() {
     return ok;
 }
 
-// splitk's flags, one per tile of C, and the epoch that marks this launch's:
+// splitk_flag's flags, one per tile of C, and the epoch that marks this launch's:
 // a flag that holds an older epoch (or the 0 it starts with) is not raised.
 // The buffer grows with the largest N seen; the epoch wraps after 2^32 launches.
 static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
@@ -466,9 +486,11 @@ static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
     splits = min(min(splits, stages), KL_W4A16_MAX_SPLIT);   // every split gets at least one stage
     const size_t mn = (size_t)a->m * a->n;
     float *out = mode == OUT_PARTIAL ? a->workspace : a->c;
-    unsigned epoch = 0, *flags = mode == OUT_ATOMIC ? tile_flags(tiles, stream, &epoch) : nullptr;
-    launch_k(kern.fn, dim3(tiles, splits), dim3(kern.threads), kern.smem, stream, false, *a, out, splits, mode, flags,
-             epoch);
+    unsigned epoch = 0, *flags = mode == OUT_ATOMIC_FLAG ? tile_flags(tiles, stream, &epoch) : nullptr;
+    if (mode == OUT_ATOMIC)   // C = 0 first; the GEMM overlaps it (PDL) where it can
+        launch_k(zero_c, dim3((unsigned)min((mn + 255) / 256, (size_t)1024)), dim3(256), 0, stream, false, a->c, mn);
+    launch_k(kern.fn, dim3(tiles, splits), dim3(kern.threads), kern.smem, stream, pdl && mode == OUT_ATOMIC, *a, out,
+             splits, mode, flags, epoch);
     if (mode == OUT_PARTIAL)
         launch_k(sum_splits, dim3((unsigned)((mn + 255) / 256)), dim3(256), 0, stream, pdl, (const float *)a->workspace,
                  a->c, mn, splits);
@@ -486,7 +508,7 @@ static int accepts(const kl_problem *p, char *msg, size_t len) {
     return 0;
 }
 
-static int mode_dp = OUT_STORE, mode_splitk = OUT_ATOMIC, mode_det = OUT_PARTIAL;
+static int mode_dp = OUT_STORE, mode_splitk = OUT_ATOMIC, mode_det = OUT_PARTIAL, mode_flag = OUT_ATOMIC_FLAG;
 
 int main(int argc, char **argv) {
     kl_step step = {};
@@ -494,15 +516,15 @@ int main(int argc, char **argv) {
     step.title = "W4A16 skinny GEMM: int4 dequantized into tensor-core fragments, SplitK";
     step.min_cc = 80;   // mma.sync m16n8k16 with fp16 operands
     step.accepts = accepts;
-    const char *names[3] = {"dp", "splitk", "splitk_det"};
-    int *modes[3] = {&mode_dp, &mode_splitk, &mode_det};
-    for (int i = 0; i < 3; ++i) {
+    const char *names[4] = {"dp", "splitk", "splitk_det", "splitk_flag"};
+    int *modes[4] = {&mode_dp, &mode_splitk, &mode_det, &mode_flag};
+    for (int i = 0; i < 4; ++i) {
         step.kernels[i].op = &kl_op_w4a16;
         step.kernels[i].variant = names[i];
         step.kernels[i].w4a16 = launch;
         step.kernels[i].ctx = modes[i];
     }
-    step.opts[0] = {"split", "SplitK factor for splitk and splitk_det (0: the measured table)", &g_split, 0,
+    step.opts[0] = {"split", "SplitK factor of the splitk variants (0: the measured table)", &g_split, 0,
                     KL_W4A16_MAX_SPLIT};
     return kl_main(argc, argv, &step);
 }
