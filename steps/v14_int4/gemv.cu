@@ -224,19 +224,9 @@ static void launch_tpr(const kl_gemv_args *a, cudaStream_t stream) {
         (const __half *)a->x, (__half *)a->y);
 }
 
-// Blocks of one instantiation the whole GPU holds at once (asked once).
+// Blocks of one instantiation the whole GPU holds at once.
 template <int tpr>
-static int wave_blocks() {
-    static int wave = 0;
-    if (wave == 0) {
-        int dev, sms, per_sm;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_int4<tpr>, block_threads(tpr), 0));
-        wave = sms * per_sm;
-    }
-    return wave;
-}
+static int wave_blocks() { return kl_blocks_at_once((const void *)qgemv_int4<tpr>, block_threads(tpr), 0); }
 
 typedef struct tpr_entry { int tpr; int (*wave)(void); void (*launch)(const kl_gemv_args *, cudaStream_t); } tpr_entry;
 #define E(t) {t, wave_blocks<t>, launch_tpr<t>},
