@@ -144,6 +144,12 @@ typedef struct kl_step {
 /* Parse the command line, run, report.  Returns the exit code for main. */
 int kl_main(int argc, char **argv, const kl_step *step);
 
+/* Blocks of `kernel` (launched with `threads` threads and `smem_bytes` of
+ * dynamic shared memory) that the current GPU holds at once: SMs x blocks per
+ * SM, from the occupancy API; asked once per kernel and remembered.  One
+ * wave of a grid is this many blocks. */
+int kl_blocks_at_once(const void *kernel, int threads, size_t smem_bytes);
+
 #ifdef __cplusplus
 }
 #endif

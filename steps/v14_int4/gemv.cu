@@ -1,41 +1,23 @@
 /*
  * Step 14 - packed int4 weights, a scale and a zero per group of 128 columns.
  *
- * Half the bytes of int8 again.  Format (common/quant.h): row r is K/2 bytes;
- * byte j holds column 2j in bits 0-3 and column 2j+1 in bits 4-7; columns
- * [128g, 128g+128) share the fp16 scale s[r][g] and zero z[r][g];
- * w = (q - z) * s.  Scales and zeros add 4 bytes per 128 weights (6%).
+ * Format (common/quant.h): row r is K/2 bytes, byte j = column 2j (bits 0-3)
+ * and 2j+1 (bits 4-7); columns [128g, 128g+128) share the fp16 scale s[r][g]
+ * and zero z[r][g]; w = (q - z) * s.  K must be a multiple of 128.
  *
- * What changes from step 13:
- *  - a 16-byte load brings 32 weights (a quarter of a group: one scale and
- *    one zero per load), and needs 64 bytes of x: here ROWS = 4 rows per
- *    thread share each x load and its conversion (the sweep in the doc).
- *  - unpacking: lo = word & 0x0F0F0F0F holds the even columns of a word in its
- *    four bytes, hi = (word >> 4) & 0x0F0F0F0F the odd ones; one PRMT puts a
- *    nibble under the exponent of 128, the float 128 + q (exact), and the sum
- *    is taken as sum x (128 + q) - (128 + z) sum x: one PRMT and one FFMA per
- *    weight (step 13's FADD is gone), the correction once per word (8
- *    weights) and row, sum x once per word for all ROWS rows.  Products stay
- *    exact (11 x 8 bits); only the running sum rounds, with terms ~10x larger
- *    than x (q - z): still under 5% of the tolerance (an emulation on the host
- *    of every operation, K = 128 .. 16384).  The scale multiplies the group's
- *    partial sum once per 32 weights.
- *  - step 13's loads first: a pass issues its UNROLL x ROWS 16-byte weight
- *    loads back to back (unguarded when the pass is inside the row), then
- *    the scales and zeros, then the arithmetic.  128 registers a thread
- *    (SM_THREADS = 512).
+ * What changes from step 13 (docs/v14_int4.md):
+ *  - a 16-byte load brings 32 weights (a quarter group) and needs 64 bytes of
+ *    x: ROWS = 4 rows per thread share each x load and its conversion.
+ *  - unpacking: one PRMT puts a nibble under the exponent of 128 (the float
+ *    128 + q, exact) and sum x (q - z) = sum x (128 + q) - (128 + z) sum x:
+ *    one PRMT and one FFMA per weight, the correction once per word and row.
+ *  - loads first: a pass issues its 8 weight loads back to back, then scales
+ *    and zeros, then the math (128 registers: 512 threads per SM).
  *  - one wave: the launch table takes the most threads per row (TPR) whose
- *    grid still fits on the GPU at once (blocks <= SMs x blocks per SM), so
- *    no block waits for another to finish; within limits: no more threads
- *    than a row has loads for one pass, and at most 8 passes per row.
+ *    grid fits on the GPU at once.
  *
- * Napkin math: at 16384^2 the weights are 128 MiB + 8 MiB of scales and
- * zeros: 47 us at ~3050 GB/s, 4x faster than cuBLAS fp16 (~187 us) at best.
- * Arithmetic is the other limit: 3.7 instructions per weight executed
- * (Nsight Compute at 8192^2), ~33 us of issue at 16384^2 on 132 SMs, under
- * the memory time, but time in which a warp has no loads in flight.
- *
- * K must be a multiple of 128 (whole groups; rows 64-byte aligned).
+ * Napkin math: 16384^2 is 136 MiB, 47 us at ~3050 GB/s, 4x cuBLAS fp16 at
+ * best; 3.7 instructions per weight are ~33 us of issue, under it.
  *
  * Build and run:   make step14 && ./step14
  *                  ./step14 -n 1000 -k 1024 --check-only
@@ -45,67 +27,32 @@
 
 #include <cuda_fp16.h>
 
-#ifndef ROWS
-#define ROWS 4      // rows per thread: x reuse
-#endif
-#ifndef UNROLL
-#define UNROLL 2    // 16-byte loads per row and thread in one pass
-#endif
+constexpr int ROWS = 4;          // rows per thread: x reuse
+constexpr int UNROLL = 2;        // 16-byte loads per row and thread in one pass
+constexpr int BLOCK = 128;       // threads per block (TPR threads when TPR > BLOCK)
+constexpr int SM_THREADS = 512;  // threads per SM the registers must allow: 128 registers each
 #ifndef TPR
-#define TPR 0       // threads per row set (a power of two, 8..512); 0: the launch table
-#endif
-#ifndef BLOCK
-#define BLOCK 128   // threads per block (TPR x BLOCK/TPR; TPR threads when TPR > BLOCK)
-#endif
-#ifndef SM_THREADS
-#define SM_THREADS 512   // threads per SM the registers must allow (__launch_bounds__): 128 registers each
+#define TPR 0          // threads per row set (a power of two, 8..512); 0: the launch table
 #endif
 #ifndef LOADS_ONLY
-#define LOADS_ONLY 0     // 1: every load kept, XORs replace the arithmetic (wrong sums: the check fails): what the loads cost alone
+#define LOADS_ONLY 0   // 1: every load kept, XORs replace the arithmetic (wrong sums: the check fails)
 #endif
-static_assert(ROWS >= 1 && ROWS <= 8 && UNROLL >= 1 && UNROLL * ROWS <= 16, "registers: UNROLL*ROWS uint4 live");
 static_assert(TPR == 0 || ((TPR & (TPR - 1)) == 0 && TPR >= 8 && TPR <= 512), "TPR: 0 or a power of two in 8..512");
-static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024, "BLOCK: whole warps");
-static_assert(SM_THREADS >= 256 && SM_THREADS <= 2048, "SM_THREADS: 256 (255 registers) .. 2048 (32)");
 static_assert(KL_INT4_GROUP == 128, "a 16-byte load (32 weights) is a quarter of a group");
 
-// Sum each of the ROWS values over the tpr threads of a row set.
-template <int tpr>
-__device__ __forceinline__ void row_sums(float (&acc)[ROWS]) {
-#pragma unroll
-    for (int j = 0; j < ROWS; ++j)
-#pragma unroll
-        for (int off = (tpr < 32 ? tpr : 32) / 2; off > 0; off /= 2)
-            acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
-    if (tpr > 32) {                               // second stage: one partial per warp
-        constexpr int wpr = tpr / 32;             // warps per row set
-        __shared__ float partial[ROWS][32];
-        const int tid = threadIdx.x;
-#pragma unroll
-        for (int j = 0; j < ROWS; ++j)
-            if (tid % 32 == 0) partial[j][threadIdx.y * wpr + tid / 32] = acc[j];
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < ROWS; ++j) {
-            acc[j] = tid < wpr ? partial[j][threadIdx.y * wpr + tid] : 0.0f;
-#pragma unroll
-            for (int off = wpr / 2; off > 0; off /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
-        }
-    }
-}
-
-// 128 + q as a float, from byte t of a word that holds a nibble q (0..15) in
-// each byte: one PRMT puts the byte under the exponent of 128 (bytes 0x43,
-// q, 0, 0; the ulp of 128 in the low byte of the mantissa's top is 2^-16, so
-// byte 2 counts whole units).  magic (0x43000000) is passed in a register so
-// that the selector can be PRMT's immediate.
+// 128 + q as a float from byte t of a word of nibbles: one PRMT makes the bytes
+// 0x43, q, 0, 0 (byte 2 counts whole units).  magic (0x43000000) comes in a
+// register so that the selector can be PRMT's immediate.
 __device__ __forceinline__ float nib_128(uint32_t word, uint32_t magic, int t) {
     return __uint_as_float(__byte_perm(word, magic, 0x7044 | (t << 8)));
 }
 
-// A block is BLOCK threads (BLOCK / tpr row sets), or one row set of tpr
-// threads when tpr > BLOCK; __launch_bounds__ asks for registers that fit
-// SM_THREADS threads.
+// Sum each of the ROWS values over the tpr threads of a row set (after the kernel).
+template <int tpr>
+__device__ __forceinline__ void row_sums(float (&acc)[ROWS]);
+
+// A block is BLOCK threads (BLOCK / tpr row sets), or one row set when tpr >
+// BLOCK; __launch_bounds__ asks for registers that fit SM_THREADS threads.
 constexpr int block_threads(int tpr) { return tpr > BLOCK ? tpr : BLOCK; }
 constexpr int blocks_per_sm(int tpr) { return SM_THREADS > block_threads(tpr) ? SM_THREADS / block_threads(tpr) : 1; }
 
@@ -215,6 +162,31 @@ qgemv_int4(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
         if (threadIdx.x == 0 && row0 + j < N) y[row0 + j] = __float2half(acc[j]);
 }
 
+// Shuffles within a warp; a second stage through shared memory when tpr > 32.
+template <int tpr>
+__device__ __forceinline__ void row_sums(float (&acc)[ROWS]) {
+#pragma unroll
+    for (int j = 0; j < ROWS; ++j)
+#pragma unroll
+        for (int off = (tpr < 32 ? tpr : 32) / 2; off > 0; off /= 2)
+            acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
+    if (tpr > 32) {                               // second stage: one partial per warp
+        constexpr int wpr = tpr / 32;             // warps per row set
+        __shared__ float partial[ROWS][32];
+        const int tid = threadIdx.x;
+#pragma unroll
+        for (int j = 0; j < ROWS; ++j)
+            if (tid % 32 == 0) partial[j][threadIdx.y * wpr + tid / 32] = acc[j];
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < ROWS; ++j) {
+            acc[j] = tid < wpr ? partial[j][threadIdx.y * wpr + tid] : 0.0f;
+#pragma unroll
+            for (int off = wpr / 2; off > 0; off /= 2) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], off);
+        }
+    }
+}
+
 template <int tpr>
 static void launch_tpr(const kl_gemv_args *a, cudaStream_t stream) {
     const int rows_per_block = block_threads(tpr) / tpr * ROWS;
@@ -224,33 +196,20 @@ static void launch_tpr(const kl_gemv_args *a, cudaStream_t stream) {
         (const __half *)a->x, (__half *)a->y);
 }
 
-// Blocks of one instantiation the whole GPU holds at once (asked once).
+// Blocks of one instantiation the whole GPU holds at once.
 template <int tpr>
-static int wave_blocks() {
-    static int wave = 0;
-    if (wave == 0) {
-        int dev, sms, per_sm;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_int4<tpr>, block_threads(tpr), 0));
-        wave = sms * per_sm;
-    }
-    return wave;
-}
+static int wave_blocks() { return kl_blocks_at_once((const void *)qgemv_int4<tpr>, block_threads(tpr), 0); }
 
 typedef struct tpr_entry { int tpr; int (*wave)(void); void (*launch)(const kl_gemv_args *, cudaStream_t); } tpr_entry;
 #define E(t) {t, wave_blocks<t>, launch_tpr<t>},
 static const tpr_entry tprs[] = {E(8) E(16) E(32) E(64) E(128) E(256) E(512)};
 #undef E
 
-// The launch table.  Candidates: powers of two from lo = the fewest threads
-// that cover a row in 8 passes (at least 16) to hi = the most that still
-// give every thread a load in one pass (at most 256).  Take the largest whose
-// grid fits in one wave: every block starts at once, each SM streams its
-// rows from the first cycle, and no SM idles behind a last partial wave.
-// When none fits (the long grids: 16384^2, 128256 x 4096), take lo: the
-// fewest, longest blocks.  8192^2: 32 (512 blocks of 16 rows for 528 block
-// slots); 4096 x 14336: 64; 14336 x 4096: 16 (the doc measures every tpr).
+// The launch table: of the powers of two from lo (the fewest threads that
+// cover a row in 8 passes, at least 16) to hi (the most that give every thread
+// a load in one pass, at most 256), the largest whose grid fits in one wave;
+// lo when none does (16384^2, 128256 x 4096).  8192^2: 32 (512 blocks of 16
+// rows for 528 slots); 4096 x 14336: 64; 14336 x 4096: 16.
 static int pick(const kl_gemv_args *a) {
     const int n = (int)(sizeof tprs / sizeof tprs[0]), k32 = a->k / 32;
     if (TPR)

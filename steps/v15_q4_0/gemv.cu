@@ -6,42 +6,26 @@
  * 4-7; w = (q - 8) * d.  4.5 bits per weight, and blocks are only 2-byte
  * aligned: no 16-byte loads straight from a block.
  *
- * Lesson 1, dequantize q4_0 -> fp16 [N][K] (reads 18, writes 64 bytes per block):
- *  "one_thread_blocks": llama.cpp's first CUDA kernel: a grid of one-thread
- *     blocks, one q4_0 block each.  An SM runs at most 32 blocks, so at most 32
- *     threads: 1/64 of its 2,048.  Nothing is in flight; the SM idles.
- *  "thread_per_qblock": the obvious fix, 256 threads per block, still one q4_0
- *     block per thread: occupancy is high, but neighbouring threads read 18
- *     bytes apart with 1-byte loads and write 64 bytes apart: every load and
- *     store instruction touches many sectors and uses few bytes of each.
- *  "warp_coalesced": four threads per q4_0 block, eight outputs each: a warp
- *     reads 8 neighbouring blocks (144 contiguous bytes) and writes 512
- *     contiguous bytes with one 16-byte store per thread.
- * Lesson 2, "fused": never write fp16 weights at all.  A block takes 4 rows;
- * its warps split K: each stages its next 32*BPL blocks of the 4 rows in
- * shared memory with lane-contiguous copies as wide as the rows' alignment
- * allows (16 bytes when K % 256 == 0, 4 when K % 64 == 0: cp.async; else 2),
- * then lane l takes blocks l, l+32, ... and multiplies them with x; the
- * warps' sums meet in shared memory.  Per weight, 4.5 bits of traffic instead
- * of the 4.5 + 16 + 16 + 16 of dequantize (read, write), then cuBLAS (read).
- * The arithmetic is step 14's: one PRMT makes the float 128 + q, sum x (q - 8)
- * = sum x (128 + q) - 136 sum x (one FFMA a weight, the correction once per 8
- * weights, exact products; a host emulation of every rounding stays under 20%
- * of the tolerance), d once per block, and 4 rows share each x load,
- * conversion and sum x.
- * Why split K: with a warp per 4 rows and 4 warps a block, 16384^2 is 1024
- * blocks for 792 resident: 1.3 waves, and the second wave runs the SMs at
- * 29% occupancy (72% of the read ceiling).  Split 4 ways, a block is 4 rows:
- * 4096 short blocks.  A launch table picks the pass size, stages and an L2
- * prefetch by K, and one-warp blocks (all of K each) where their grid fits
- * in one wave (the doc has the measurements).  H100, same run as the
- * previous version: 23.4 -> 21.7 us at 8192^2 (2.30x cuBLAS), 68.3 -> 59.2 us
- * at 16384^2 (3.19x, 83% of the read ceiling).
+ * Lesson 1, dequantize q4_0 -> fp16 [N][K] (reads 18, writes 64 bytes a block):
+ * one_thread_blocks (llama.cpp's first kernel: <<<blocks, 1>>>, at most 32
+ * threads an SM), thread_per_qblock (256 threads, one q4_0 block each: high
+ * occupancy, scattered 1-byte loads) and warp_coalesced (four threads a
+ * block: a warp reads 144 contiguous bytes and writes 512).
+ * Lesson 2, "fused": never write fp16 weights.  A block takes 4 rows; its
+ * warps split K, each staging its next 32*BPL blocks of the 4 rows in shared
+ * memory with copies as wide as the rows' alignment allows (16-byte cp.async
+ * when K % 256 == 0, 4-byte when K % 64 == 0, else 2); lane l then takes
+ * blocks l, l+32, ... with step 14's arithmetic (one PRMT makes the float
+ * 128 + q; sum x (q - 8) = sum x (128 + q) - 136 sum x), and the warps' sums
+ * meet in shared memory.  A launch table picks the pass size, stages and an
+ * L2 prefetch by size, and one-warp blocks where their grid fits in one wave.
  *
  * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3050 GB/s, 3.8x under
- * cuBLAS fp16's ~187 us.  Dequantize to fp16 first, and you move 144 + 512
- * MiB more before cuBLAS even starts.  8192^2 (36 MiB): 3x cuBLAS is 16.6 us,
- * and the fastest single-launch read of 37.8 MB timed this way takes ~15.2.
+ * cuBLAS fp16's ~187 us; dequantize first and you move 512 MiB more before
+ * cuBLAS starts.  Measured (H100): 21.7 us at 8192^2 (2.30x cuBLAS), 59.2 us
+ * at 16384^2 (3.19x, 83% of the read ceiling).  The lesson is
+ * docs/v15_q4_0.md; the runs behind the launch table are in
+ * docs/notes/v15_q4_0.md.
  *
  * Build and run:   make step15 && ./step15
  *                  ./step15 -n 1000 -k 992 --check-only
@@ -354,23 +338,15 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
 #endif
 #define FUSED_CONFIGS X(ROWS, BPL, WARPS, STAGES, PREFETCH)
 #else
+// The table's five, and (4, 2, 4, 2, 0) for exercise 1 of the doc.  The
+// prefetch a wave ahead (Prefetch 2) measured slower everywhere: -DPREFETCH=2.
 #define FUSED_CONFIGS X(4, 1, 4, 1, 1) X(4, 2, 4, 1, 1) X(4, 1, 4, 2, 0) X(4, 2, 1, 2, 0) X(4, 2, 4, 2, 0) \
-    X(4, 1, 4, 2, 1) X(4, 1, 4, 2, 2) X(4, 1, 1, 2, 0)
+    X(4, 1, 1, 2, 0)
 #endif
 
-// Blocks of one fused kernel that the GPU holds at once (asked once per kernel).
+// Blocks of one fused kernel that the GPU holds at once.
 template <typename T, int R, int B, int Wn, int S, bool P>
-static int blocks_at_once() {
-    static int wave = 0;
-    if (wave == 0) {
-        int dev, sms, per_sm;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qgemv_q4_0<T, R, B, Wn, S, P>, 32 * Wn, 0));
-        wave = sms * per_sm;
-    }
-    return wave;
-}
+static int blocks_at_once() { return kl_blocks_at_once((const void *)qgemv_q4_0<T, R, B, Wn, S, P>, 32 * Wn, 0); }
 
 template <int R, int B, int Wn, int S, int P>
 static void launch_cfg(const kl_gemv_args *a, cudaStream_t stream) {

@@ -10,61 +10,35 @@
  * once, on the host, as one repacks a model's weights for a kernel.
  *
  * Napkin math at N = K = 8192: the weights are 32 MB of nibbles plus 2 MB of
- * scales and zeros; A (256 KB at M = 16) and C (512 KB) are noise.  Read cold
- * at ~3 TB/s that is ~11 us, the floor.  cuBLAS fp16 on the dequantized
- * weights reads 128 MB: ~43 us at best (it takes ~50).
- * Arithmetic at M = 16: every weight is used 16 times, 2 FLOPs each, so
- * 64 FLOPs per byte of nibbles: 3 TB/s needs 190 TFLOPS.  The FP32 cores give
- * 132 SMs x 128 x 2 x 1.98 GHz = 67 TFLOPS (HFMA2 twice that), and the
- * dequantization needs those same cores; the tensor cores (mma.sync
- * m16n8k16, fp16 in, fp32 out) give several hundred.  So: dequantize into
- * mma fragments in registers, and let the tensor cores do the FMAs.
- * W is the mma's 16-row operand and A its 8-column one, so no tensor-core
- * row is padding: one mma per 16 x 16 weights at M <= 8, two at M = 9..16.
+ * scales and zeros; A and C are noise.  Read cold at ~3 TB/s that is ~11 us,
+ * the floor.  cuBLAS fp16 on the dequantized weights reads 128 MB: ~43 us at
+ * best (it takes ~50).  At M = 16 every weight is used 16 times: 64 FLOPs per
+ * byte of nibbles, so 3 TB/s needs 190 TFLOPS; the FP32 cores give 67 (and
+ * must dequantize too), the tensor cores (mma.sync m16n8k16, fp16 in, fp32
+ * out) several hundred.  So: dequantize into mma fragments in registers and
+ * let the tensor cores do the FMAs.  W is the mma's 16-row operand and A its
+ * 8-column one, so no tensor-core row is padding: one mma per 16 x 16 weights
+ * at M <= 8, two at M = 9..16.
  *
- * Instructions: a warp owns 16 rows of W and spends ~180 (M <= 8) to ~200
- * (M > 8) instructions on one group of 128 k of them (2048 weights, 1 KB):
- * 72 dequantize (9 per 8 weights), 8 or 16 are mma, 4 or 8 read A, the rest
- * load scales, address and run the pipeline (the loop's SASS was 348 per
- * 2 groups at M = 16 with the addresses pinned, 409 before; see pin()).
- * 3 TB/s is 23 bytes per ns per SM: a warp-group
- * (1 KB) every ~80 cycles at 1.75 GHz, so ~2.4 of the 4 instructions per
- * cycle that an SM's four schedulers can issue.  Under the limit, but not by
- * much, and at M = 16 the issue rate shows in the time.
+ * Pipeline: cp.async copies a stage (KG = 2 groups of 128 k of the block's
+ * rows of W, and of A) into one of STAGES = 2 slots of shared memory while
+ * the other is multiplied; zeros and scales come a stage ahead in registers.
  *
- * Pipeline: cp.async copies a stage (KG = 2 groups: 16 KB of nibbles for the
- * block's 128 rows at M <= 8, 8 KB for 64 at M > 8, and A) into one of
- * STAGES = 2 slots of shared memory
- * while the other is multiplied: one wait and one barrier per 2 groups, and
- * each row's 128 bytes of a stage are one L2 line.  Deeper rings measured
- * slower: all blocks start at once, and every stage in the prologue is
- * bytes that DRAM must deliver before any block can start to compute.
- * With the weights in w4a16's order the dequantization yields adjacent
- * columns, as A has them in memory: a fragment read is one LDS.128 of A as it
- * was copied, and nothing reorders A (pairing it up cost 0.7-0.9 us at
- * M = 16 when the weights came in the plain order: see the doc).
- * Zeros and scales (2 bytes per row and group) are loaded one stage ahead
- * into registers; where G = K / 128 is even, a row's two groups of a stage
- * are one 4-byte load per array (ZP): half the loads, 8 fewer registers,
- * and 2 us less at M = 16 (see the doc).
- *
- * Decomposition: at M <= 8 a block (8 warps) owns BN = 128 columns of C
- * (rows of W) and all M rows; at M > 8 a block of 4 warps owns 64 (4 such
- * blocks per SM ran M = 16 5% faster than 2 of 8 warps: see the doc).
- * 8192 / 128 = 64 tiles: data parallel ("dp", one block per tile, all of
- * K) fills 64 of 132 SMs.  SplitK also cuts K into S slices: tiles x S
- * blocks, each adding its partial tile into C ("splitk": atomicAdd) or
- * writing it to a workspace that a second kernel sums in a fixed order
- * ("splitk_det": the same bits every run).  S comes from the table below
- * (measured: see the doc), or --split; it is about one wave: 76-82
- * registers a thread at M <= 8 (3 blocks of 256 threads per SM), 105-108
- * at M > 8 (4 blocks of 128).  splitk zeroes C in the same kernel: the
- * blocks of split 0 zero their tile first and raise a flag that the others
- * check before their atomics.
+ * Decomposition: a block owns BN columns of C (rows of W) and all M rows:
+ * 128 with 8 warps at M <= 8, 64 with 4 warps at M > 8.  "dp" gives each
+ * block all of K: 8192 / 128 = 64 blocks for 132 SMs.  SplitK also cuts K into
+ * S slices (tiles x S blocks, about one wave: the split table below), and
+ * each block adds its partial tile into C ("splitk": atomicAdd into a C that
+ * a small kernel zeroed first, overlapped through programmatic dependent
+ * launch) or writes it to a workspace that a second kernel sums in a fixed
+ * order ("splitk_det": the same bits every run).  "splitk_flag" zeroes C
+ * inside the GEMM instead, and relies on an order of block starts that CUDA
+ * does not promise: a measured option, not the default (see OUT_ATOMIC_FLAG).
  *
  * Measured (H100, 8192 x 8192, S = 4, cuBLAS fp16 ~50 us): splitk ~18.7 us
- * at M = 1..8 (~2.7x), ~19.3 us at M = 16 (~2.6x).  The doc shows where the
- * rest goes.
+ * at M = 1..8 (~2.7x), ~19.3 us at M = 16 (~2.6x).  The lesson is
+ * docs/v16_splitk_w4a16.md; the variants measured and not kept are in
+ * docs/notes/v16_splitk_w4a16.md.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -74,56 +48,29 @@
 #include <cuda_fp16.h>
 #include <cstddef>
 
-#ifndef MT
-#define MT 1       // m16 mma tiles per warp: a warp owns 16 * MT = 16 rows of W
-#endif
 #ifndef WARPS
-#define WARPS 8    // warps per block of the M <= 8 kernel, side by side along N: BN = 8 x 16 = 128 rows of W
+#define WARPS 8      // warps per block of the M <= 8 kernel, side by side along N: BN = 8 x 16 = 128 rows of W
 #endif
 #ifndef WARPS_HI
-#define WARPS_HI 4   // the same for the M > 8 kernel: BN = 64 rows of W (4 blocks of 4 warps per SM; see the doc)
+#define WARPS_HI 4   // the same for the M > 8 kernel: BN = 64 rows of W
 #endif
 #ifndef KG
-#define KG 2       // groups of 128 k per pipeline stage: one wait and one barrier per KG groups
+#define KG 2         // groups of 128 k per pipeline stage: one wait and one barrier per KG groups
 #endif
 #ifndef STAGES
-#define STAGES 2   // stages in shared memory: STAGES - 1 of them in flight while one is used
+#define STAGES 2     // stages in shared memory: STAGES - 1 of them in flight while one is used
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 2   // blocks per SM we ask registers for: 2 x 256 threads -> <= 128 registers
-#endif
-#ifndef MIN_BLOCKS_HI
-#define MIN_BLOCKS_HI 4   // the same for the M > 8 kernel: 4 x 128 threads -> <= 128 registers
-#endif
-#ifndef ZS_PAIRS
-#define ZS_PAIRS 1   // 1: a row's zeros (and scales) of two groups in one 4-byte load where K allows (ZP); 0: one each
-#endif
-#ifndef ILV
-#define ILV 0      // 1: split s takes stages s, s + S, s + 2S ... of K; 0: a contiguous slice
-#endif
-#ifndef PIN
-#define PIN 1      // 1: per-thread addresses made once and kept in registers (see pin()); 0: ptxas may recompute them
-#endif
-#ifndef PDL
-#define PDL 1      // 1: splitk_det's summing kernel launches while the GEMM runs (sm_90)
-#endif
-#ifndef LOADS_ONLY
-#define LOADS_ONLY 0   // 1: every copy and shared-memory read kept, dequantization and mma replaced by XORs (wrong sums: the check fails)
-#endif
-#ifndef L2_PREFETCH
-#define L2_PREFETCH 128   // bytes an L2 miss of a weight copy fetches from DRAM: 0 (the sector), 128, 256
-#endif
-#define GROUP 128  // KL_INT4_GROUP: one scale and one zero per 128 columns of W
-// The two kernels' block shapes: warps, and BN rows of W (columns of C) a block.
+#define GROUP 128    // KL_INT4_GROUP: one scale and one zero per 128 columns of W
+#define ROWS 2       // W rows per thread: g and g + 8 of its warp's m16 tile
+// The two kernels' block shapes: warps, BN rows of W (columns of C), and the
+// blocks per SM the registers are sized for: 16 warps, so <= 128 registers.
 template <bool M_HI> __host__ __device__ constexpr int warps_of() { return M_HI ? WARPS_HI : WARPS; }
-template <bool M_HI> __host__ __device__ constexpr int bn_of() { return warps_of<M_HI>() * 16 * MT; }
-#define ROWS (2 * MT)   // W rows per thread: g and g + 8 of each m16 tile
-static_assert(MT >= 1 && MT <= 4, "MT m16 tiles: 8 * MT accumulator registers per n8 of M");
+template <bool M_HI> __host__ __device__ constexpr int bn_of() { return warps_of<M_HI>() * 16; }
+template <bool M_HI> constexpr int min_blocks() { return 16 / warps_of<M_HI>() > 1 ? 16 / warps_of<M_HI>() : 1; }
 static_assert(WARPS >= 1 && WARPS * 32 <= 1024 && WARPS_HI >= 1 && WARPS_HI * 32 <= 1024, "a block has at most 1024 threads");
 static_assert(KG >= 1 && KG <= 4, "KG groups of 128 k per stage");
 static_assert(STAGES >= 2, "a pipeline needs a stage to fill while one is used");
 static_assert(GROUP == 4 * 32, "4 threads x 32 nibbles cover one group of a row");
-static_assert(L2_PREFETCH == 0 || L2_PREFETCH == 128 || L2_PREFETCH == 256, "cp.async knows .L2::128B and ::256B");
 
 // One pipeline stage: KG groups (128 k each) of the block's BN rows of W and
 // of A's AROWS rows (8 when M <= 8, else 16).
@@ -137,93 +84,32 @@ template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(St
 static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
 static_assert(smem_bytes<false>() <= 227 * 1024 && smem_bytes<true>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
 
-enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL };
+// What a block does with its tile: store it (dp), add it into C (splitk:
+// zero_c has zeroed C), write it to its split's slice of the workspace
+// (splitk_det), or add it into C after the tile's split-0 block zeroed it.
+// OUT_ATOMIC_FLAG (splitk_flag): the blocks of split 0 zero their tile first
+// and raise flags[tile] to this launch's epoch; the other splits wait for it
+// before their atomics, at the end.  That cannot hang only because the GPU
+// starts blocks in order of their linear index, so every split-0 block
+// (blockIdx.y == 0) runs before any block that waits for one: what the
+// hardware does, not a promise of the CUDA programming model.
+enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
 
-// Asynchronous 16-byte copy global -> shared (L2 only): no register holds the
-// data in flight.  The weights' copies ask the L2 to fetch the whole 128-byte
-// line: with KG = 2 that is exactly a row's share of one stage.
-#if L2_PREFETCH == 256
-#define CP_ASYNC_W "cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"
-#elif L2_PREFETCH == 128
-#define CP_ASYNC_W "cp.async.cg.shared.global.L2::128B [%0], [%1], 16;"
-#else
-#define CP_ASYNC_W "cp.async.cg.shared.global [%0], [%1], 16;"
-#endif
-__device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem) {
-    asm volatile(CP_ASYNC_W ::"r"(smem), "l"(gmem));
-}
-// The same for A, copying `bytes` (16 or 0) and filling the rest with zeros:
-// rows of A past M are zeros in shared memory, and nothing is read for them.
-__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-// "memory": the compiler must not move shared-memory reads of the landed data above the wait.
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-
-// Programmatic dependent launch (sm_90): a kernel launched with the PDL
-// attribute may start while the kernel before it in the stream still runs,
-// once every block of that one has called griddep_launch_dependents; it must
-// griddep_wait (which returns once the earlier kernel has finished and its
-// writes are visible) before it reads what the earlier kernel writes.
-// Without the attribute, or before sm_90, both are no-ops.
-__device__ __forceinline__ void griddep_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void griddep_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;");
-#endif
-}
-
-// A flag in global memory that one block raises and others wait for: release
-// orders the raiser's earlier writes (made visible to it by __syncthreads)
-// before the flag, acquire the waiter's later ones after it.
-__device__ __forceinline__ void flag_release(unsigned *f, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned flag_acquire(const unsigned *f) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    return v;
-}
-
-// D = A (16x16, row) * B (16x8, col) + D, fp16 operands, fp32 accumulators.
-__device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                          uint32_t a3, uint32_t b0, uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// An empty asm that "changes" v: ptxas can no longer recompute v from the
-// thread index where it is used (it did, in every stage: S2R, shifts, masks,
-// clamps and a multiply for each address), so v is computed once and held.
-template <typename T> __device__ __forceinline__ void pin(T &v) {
-    if (!PIN) return;
-    if constexpr (sizeof(T) == 8) {
-        unsigned long long u = (unsigned long long)v;
-        asm volatile("" : "+l"(u));
-        v = (T)u;
-    } else {
-        asm volatile("" : "+r"(v));
-    }
-}
-
+// PTX wrappers, defined at the end of the file.
+__device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem);              // W: 16 B, whole L2 line fetched
+__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes);     // A: 16 B, zero-filled past `bytes`
+__device__ __forceinline__ void cp_async_commit();
+template <int N> __device__ __forceinline__ void cp_async_wait();                           // all but N groups landed
+__device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                          uint32_t b0, uint32_t b1);                          // D += A(16x16) B(16x8)
+template <typename T> __device__ __forceinline__ void pin(T &v);                            // keep v in a register
+template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits);   // one LOP3
+__device__ __forceinline__ void griddep_wait();                  // PDL: the kernel before has finished
+__device__ __forceinline__ void griddep_launch_dependents();     // PDL: the kernel after may launch
+__device__ __forceinline__ void flag_release(unsigned *f, unsigned v);
+__device__ __forceinline__ unsigned flag_acquire(const unsigned *f);
 __device__ __forceinline__ uint32_t h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
 __device__ __forceinline__ __half2 u2h(uint32_t u) { return *reinterpret_cast<__half2 *>(&u); }
-
-// (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
-// instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
-template <uint32_t MASK>
-__device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
-    uint32_t r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "n"(MASK), "r"(bits));
-    return r;
-}
 
 // Eight nibbles of one word (columns c..c+7 in w4a16's order: nibble i holds
 // column c + {0,2,4,6,1,3,5,7}[i]) -> four half2 of (q - z), exact.  OR-ing a
@@ -232,7 +118,7 @@ __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
 // mask reaches two nibbles 16 bits apart (i and i + 4), which in this order
 // are adjacent columns: the pairs come out as (0,1) (2,3) (4,5) (6,7), the
 // order of A in memory.  z is an integer 0..15 (kl_quant_int4), so 1024 + z
-// is exact in fp16.
+// is exact in fp16.  9 instructions per 8 weights.
 __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const __half2 sixteenth = __float2half2_rn(1.0f / 16.0f);
     b[0] = h2u(__hsub2(u2h(and_or<0x000F000F>(v, magic)), z1024));             // (1024+q) - (1024+z)
@@ -250,12 +136,11 @@ __device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 
 // One block: BN columns of C (128 or 64), all M rows, its split's stages of K.
 // The weights are the 16-row operand of the mma (A in PTX's names) and the
 // activations the 8-column one (B): M <= 8 needs one mma per 16 x 16 of W,
-// M = 9..16 two (M_HI: activation rows 8..15 are real).
-// splitk (OUT_ATOMIC) zeroes C itself: the blocks of split 0 zero their tile
-// first and raise flags[tile] to this launch's epoch; the other splits wait
-// for it before their atomics, at the end (by then it is long raised).
+// M = 9..16 two (M_HI: activation rows 8..15 are real).  ZP: K / 128 is
+// even, and a row's zeros (and scales) of a stage's two groups are one
+// 4-byte load.
 template <bool M_HI, bool ZP>
-__global__ void __launch_bounds__(warps_of<M_HI>() * 32, M_HI ? MIN_BLOCKS_HI : MIN_BLOCKS)
+__global__ void __launch_bounds__(warps_of<M_HI>() * 32, min_blocks<M_HI>())
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     __trap();   // mma.sync and cp.async need sm_80; the harness stops earlier (min_cc)
@@ -268,27 +153,22 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
     const int M = p.m, N = p.n, K = p.k, G = K / GROUP, NST = (G + KG - 1) / KG;   // NST stages in K
     const int split = blockIdx.y;
-#if ILV
-    const int first = split, end = NST, step = splits;   // stages s, s + S, ...
-#else
     const int first = (int)((long long)NST * split / splits), end = (int)((long long)NST * (split + 1) / splits), step = 1;
-#endif
-    const int nbase = blockIdx.x * BN + warp * 16 * MT;   // first W row (column of C) of this warp
+    const int nbase = blockIdx.x * BN + warp * 16;   // first W row (column of C) of this warp
     const __half *A = reinterpret_cast<const __half *>(p.a);
     const __half *zeros = reinterpret_cast<const __half *>(p.zeros), *scales = reinterpret_cast<const __half *>(p.scales);
     griddep_launch_dependents();   // splitk_det's sum_splits may launch now (it waits for us)
 
-    // Thread (g, t) owns W rows nbase + 16i + g and + 8 (i < MT): it copies
-    // and dequantizes their bytes 16t..16t+15 of each group (columns
-    // 32t..32t+31), and scales their sums: mma rows g and g + 8 are C
-    // fragment rows g and g + 8.  Rows past N are clamped: loaded (in
-    // bounds), computed with, never stored.  Every address moves by a fixed
-    // stride from one group to the next, so the row pointers are made once,
-    // here, and the loop adds gr x stride (one IMAD.WIDE each).
+    // Thread (g, t) owns W rows nbase + g and + 8: it copies and dequantizes
+    // their bytes 16t..16t+15 of each group (columns 32t..32t+31), and scales
+    // their sums: mma rows g and g + 8 are C fragment rows g and g + 8.  Rows
+    // past N are clamped: loaded (in bounds), computed with, never stored.
+    // Every address moves by a fixed stride from one group to the next, so
+    // the row pointers are made once, here, and pinned (see pin()).
     const uint8_t *wsrc[ROWS];   // this thread's 16 bytes of group 0 of row j
     int zs[ROWS];   // index of row j's zero and scale of group 0: one 32-bit offset for both arrays (N x K / 128 < 2^31)
 #pragma unroll
-    for (int j = 0; j < ROWS; ++j) {   // j = 2i + half: row nbase + 16i + 8 half + g
+    for (int j = 0; j < ROWS; ++j) {   // row nbase + 8j + g
         const size_t row = (size_t)min(nbase + 8 * j + g, N - 1);
         wsrc[j] = p.w + row * (K / 2) + 16 * t;
         zs[j] = (int)row * G;
@@ -379,7 +259,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, smem + k * (unsigned)sizeof(St));
     __half z[KG][ROWS], s[KG][ROWS], z_next[KG][ROWS], s_next[KG][ROWS];
     load_zs(first, z, s);
-    if (mode == OUT_ATOMIC && split == 0) {   // zero this tile of C while the first loads fly
+    if (mode == OUT_ATOMIC_FLAG && split == 0) {   // zero this tile of C while the first loads fly
         for (int i = threadIdx.x; i < M * BN; i += NW * 32) {
             const int n = blockIdx.x * BN + i % BN;
             if (n < N) out[(size_t)(i / BN) * N + n] = 0.0f;
@@ -390,15 +270,15 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 
     uint32_t magic = 0x64006400;      // fp16 1024.0 twice (see dequant8)
     asm volatile("" : "+r"(magic));   // opaque to the compiler: it stays in a register
-    // acc[i][mh]: C fragment of m16 tile i and activation rows 8mh..8mh+7:
+    // acc[mh]: C fragment of activation rows 8mh..8mh+7:
     // (W row g, a row 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-    float acc[MT][2][4] = {};
-    unsigned zflag = 0;   // splitk: the tile's flag, read during the last stage
+    float acc[2][4] = {};
+    unsigned zflag = 0;   // splitk_flag: the tile's flag, read during the last stage
     int slot = 0;         // slot of stage sg; the one before it is refilled
     constexpr unsigned SLOT = sizeof(St);
     const char *const sm_gen = reinterpret_cast<const char *>(sm);
-    // splitk, split > 0: thread 0 reads the tile's zero flag during the last stage
-    int flag_reader = mode == OUT_ATOMIC && split != 0 && threadIdx.x == 0;
+    // splitk_flag, split > 0: thread 0 reads the tile's zero flag during the last stage
+    int flag_reader = mode == OUT_ATOMIC_FLAG && split != 0 && threadIdx.x == 0;
     pin(flag_reader);
     for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
         const int gr = sg * KG;
@@ -426,53 +306,31 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             }
             // The mma sums (q - z) * a over the group exactly (small integers times
             // fp16, in fp32); the scale of each row multiplies that once, in fp32.
-            float part[MT][2][4] = {};
-#if LOADS_ONLY
-            {   // the same reads of the stage, XORs instead of dequant8 and the mma
-                uint32_t h = 0;
-#pragma unroll
-                for (int w = 0; w < 4; ++w) {
-                    const char *ab = reinterpret_cast<const char *>(&st) + aread[w] + kg * AROWS * 16 * 16;
-                    const uint4 alo = *reinterpret_cast<const uint4 *>(ab);
-                    const uint4 ahi = M_HI ? *reinterpret_cast<const uint4 *>(ab + 8 * 16 * 16) : alo;
-                    h ^= alo.x ^ alo.y ^ alo.z ^ alo.w ^ ahi.x ^ ahi.y ^ ahi.z ^ ahi.w;
-                }
-#pragma unroll
-                for (int j = 0; j < ROWS; ++j) h ^= wq[j].x ^ wq[j].y ^ wq[j].z ^ wq[j].w ^ h2u(z1024[j]) ^ h2u(z64[j]);
-                part[0][0][0] = __uint_as_float(h & 0x3FFFFFFFu);
-            }
-#else
+            float part[2][4] = {};
 #pragma unroll
             for (int w = 0; w < 4; ++w) {    // columns 8w..8w+7 of this thread's 32
                 // activation rows g and g + 8 (the mma's B): columns (0,1) (2,3) (4,5) (6,7), as in memory
                 const char *ab = reinterpret_cast<const char *>(&st) + aread[w] + kg * AROWS * 16 * 16;
                 const uint4 alo = *reinterpret_cast<const uint4 *>(ab);
                 const uint4 ahi = M_HI ? *reinterpret_cast<const uint4 *>(ab + 8 * 16 * 16) : alo;   // row g + 8
-#pragma unroll
-                for (int i = 0; i < MT; ++i) {
-                    const uint32_t v0 = w == 0 ? wq[2 * i].x : w == 1 ? wq[2 * i].y : w == 2 ? wq[2 * i].z : wq[2 * i].w;
-                    const uint32_t v1 = w == 0 ? wq[2 * i + 1].x : w == 1 ? wq[2 * i + 1].y : w == 2 ? wq[2 * i + 1].z : wq[2 * i + 1].w;
-                    uint32_t b0[4], b1[4];   // W rows g and g + 8, columns (0,1) (2,3) (4,5) (6,7)
-                    dequant8(v0, magic, z1024[2 * i], z64[2 * i], b0);
-                    dequant8(v1, magic, z1024[2 * i + 1], z64[2 * i + 1], b1);
-                    // mma h of the word: k slots 2t, 2t+1 = columns 4h, 4h+1 (pair 2h); 2t+8, 2t+9 = 4h+2, 4h+3
-                    mma_16816(part[i][0], b0[0], b1[0], b0[1], b1[1], alo.x, alo.y);
-                    if (M_HI) mma_16816(part[i][1], b0[0], b1[0], b0[1], b1[1], ahi.x, ahi.y);
-                    mma_16816(part[i][0], b0[2], b1[2], b0[3], b1[3], alo.z, alo.w);
-                    if (M_HI) mma_16816(part[i][1], b0[2], b1[2], b0[3], b1[3], ahi.z, ahi.w);
-                }
+                const uint32_t v0 = w == 0 ? wq[0].x : w == 1 ? wq[0].y : w == 2 ? wq[0].z : wq[0].w;
+                const uint32_t v1 = w == 0 ? wq[1].x : w == 1 ? wq[1].y : w == 2 ? wq[1].z : wq[1].w;
+                uint32_t b0[4], b1[4];   // W rows g and g + 8, columns (0,1) (2,3) (4,5) (6,7)
+                dequant8(v0, magic, z1024[0], z64[0], b0);
+                dequant8(v1, magic, z1024[1], z64[1], b1);
+                // mma h of the word: k slots 2t, 2t+1 = columns 4h, 4h+1 (pair 2h); 2t+8, 2t+9 = 4h+2, 4h+3
+                mma_16816(part[0], b0[0], b1[0], b0[1], b1[1], alo.x, alo.y);
+                if (M_HI) mma_16816(part[1], b0[0], b1[0], b0[1], b1[1], ahi.x, ahi.y);
+                mma_16816(part[0], b0[2], b1[2], b0[3], b1[3], alo.z, alo.w);
+                if (M_HI) mma_16816(part[1], b0[2], b1[2], b0[3], b1[3], ahi.z, ahi.w);
             }
-#endif
+            const float s0 = __half2float(s[kg][0]), s1 = __half2float(s[kg][1]);   // W rows g, g + 8
 #pragma unroll
-            for (int i = 0; i < MT; ++i) {
-                const float s0 = __half2float(s[kg][2 * i]), s1 = __half2float(s[kg][2 * i + 1]);   // W rows g, g + 8
-#pragma unroll
-                for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh) {
-                    acc[i][mh][0] = fmaf(s0, part[i][mh][0], acc[i][mh][0]);
-                    acc[i][mh][1] = fmaf(s0, part[i][mh][1], acc[i][mh][1]);
-                    acc[i][mh][2] = fmaf(s1, part[i][mh][2], acc[i][mh][2]);
-                    acc[i][mh][3] = fmaf(s1, part[i][mh][3], acc[i][mh][3]);
-                }
+            for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh) {
+                acc[mh][0] = fmaf(s0, part[mh][0], acc[mh][0]);
+                acc[mh][1] = fmaf(s0, part[mh][1], acc[mh][1]);
+                acc[mh][2] = fmaf(s1, part[mh][2], acc[mh][2]);
+                acc[mh][3] = fmaf(s1, part[mh][3], acc[mh][3]);
             }
         }
 #pragma unroll
@@ -481,28 +339,37 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             for (int j = 0; j < ROWS; ++j) z[kg][j] = z_next[kg][j], s[kg][j] = s_next[kg][j];
     }
 
-    // Write this block's tile: plainly (dp), added into C (splitk), or into
-    // this split's own slice of the workspace (splitk_det).  splitk first
-    // makes sure that split 0 has zeroed the tile.
-    if (mode == OUT_ATOMIC && split != 0) {
+    // Write this block's tile: plainly (dp), added into C (splitk, splitk_flag),
+    // or into this split's own slice of the workspace (splitk_det).  Before
+    // adding, C must be zero: splitk waits for zero_c to have finished (it
+    // did long ago), splitk_flag for the tile's split-0 block.
+    if (mode == OUT_ATOMIC) griddep_wait();
+    if (mode == OUT_ATOMIC_FLAG && split != 0) {
         if (threadIdx.x == 0)
             while (zflag != epoch) zflag = flag_acquire(flags + blockIdx.x);
         __syncthreads();
     }
     float *dst = mode == OUT_PARTIAL ? out + (size_t)split * M * N : out;
 #pragma unroll
-    for (int i = 0; i < MT; ++i)
+    for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh)
 #pragma unroll
-        for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                const int m = 8 * mh + 2 * t + (r & 1), n = nbase + 16 * i + g + (r >= 2 ? 8 : 0);
-                if (m >= M || n >= N) continue;
-                float *c = dst + (size_t)m * N + n;
-                if (mode == OUT_ATOMIC) atomicAdd(c, acc[i][mh][r]);
-                else *c = acc[i][mh][r];
-            }
+        for (int r = 0; r < 4; ++r) {
+            const int m = 8 * mh + 2 * t + (r & 1), n = nbase + g + (r >= 2 ? 8 : 0);
+            if (m >= M || n >= N) continue;
+            float *c = dst + (size_t)m * N + n;
+            if (mode == OUT_ATOMIC || mode == OUT_ATOMIC_FLAG) atomicAdd(c, acc[mh][r]);
+            else *c = acc[mh][r];
+        }
 #endif
+}
+
+// splitk's first kernel: C = 0.  The GEMM after it is launched with PDL, so
+// it may start once every block here has started, and it waits for this
+// kernel to finish (griddep_wait) only before its atomics.
+__global__ void zero_c(float *c, size_t mn) {
+    griddep_launch_dependents();
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x)
+        c[i] = 0.0f;
 }
 
 // splitk_det's second pass: C = sum of the S partial tiles, always in order s = 0, 1, ...
@@ -515,6 +382,7 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
     c[i] = s;
 }
 
+// ---- the launcher ------------------------------------------------------------
 // The four instantiations: M > 8 or not, zeros and scales in pairs (ZP) or
 // one at a time.  ZP needs every stage's first group at an even index of a
 // row's KG groups and of the arrays: KG even and G = K / 128 even.
@@ -525,18 +393,18 @@ struct MmaKernel {
     int threads, bn, smem;
 };
 static MmaKernel pick_kernel(int m, int k) {
-    const bool hi = m > 8, zp = ZS_PAIRS && KG % 2 == 0 && (k / GROUP) % 2 == 0;
+    const bool hi = m > 8, zp = KG % 2 == 0 && (k / GROUP) % 2 == 0;
     if (hi) return {zp ? w4a16_mma<true, true> : w4a16_mma<true, false>, warps_of<true>() * 32, bn_of<true>(), smem_bytes<true>()};
     return {zp ? w4a16_mma<false, true> : w4a16_mma<false, false>, warps_of<false>() * 32, bn_of<false>(), smem_bytes<false>()};
 }
 
-// ---- the split factor -------------------------------------------------------
-// Measured best S per shape (results/h100-80gb-hbm3/sweeps/step16.md) for
-// M <= 1, 2, 4, 8, 16.  Other shapes: the most slices whose blocks all fit on
-// the GPU at once (one wave), which the sweep picks at 7 of its 8 shapes.
+// Measured best S per shape (results/h100-80gb-hbm3/sweeps/step16.md, made by
+// sweep_split.sh) for M <= 1, 2, 4, 8, 16.  Other shapes: the most slices
+// whose blocks all fit on the GPU at once (one wave), which the sweep picks at
+// 7 of its 8 shapes.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
     {4096, 4096, {8, 8, 8, 8, 6}},
-    {8192, 8192, {4, 4, 4, 4, 4}},   // M <= 8: side-by-side runs in the doc (S = 6 is within 0.1 us in the sweep)
+    {8192, 8192, {4, 4, 4, 4, 4}},   // M <= 8: side-by-side runs chose 4 (S = 6 is within 0.1 us in the sweep)
     {16384, 16384, {6, 6, 6, 2, 2}},
     {11008, 4096, {4, 4, 4, 4, 3}},
     {4096, 11008, {12, 8, 8, 8, 8}},
@@ -551,25 +419,10 @@ static int pick_split(int m, int n, int k) {
     const int mi = m <= 1 ? 0 : m <= 2 ? 1 : m <= 4 ? 2 : m <= 8 ? 3 : 4;
     for (const auto &e : split_table)
         if (e.n == n && e.k == k) return e.s[mi];
-    // Blocks resident on the whole GPU at once (H100: 3 x 132 blocks of 8
-    // warps at M <= 8, 4 x 132 of 4 warps at M > 8), asked once per kernel:
-    // the launcher runs between timed launches.
-    static mma_kernel seen[4];
-    static int resident[4], nseen = 0;
-    int i = 0;
+    // One wave (H100: 3 x 132 blocks of 8 warps at M <= 8, 4 x 132 of 4 warps at M > 8)
     const MmaKernel kern = pick_kernel(m, k);
-    while (i < nseen && seen[i] != kern.fn) ++i;
-    if (i == nseen) {
-        int dev, sms, per_sm;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern.fn, kern.threads, kern.smem));
-        seen[i] = kern.fn;
-        resident[i] = sms * per_sm;
-        nseen = i + 1;   // four kernels at most (pick_kernel)
-    }
     const int tiles = (n + kern.bn - 1) / kern.bn;
-    return max(1, resident[i] / tiles);
+    return max(1, kl_blocks_at_once((const void *)kern.fn, kern.threads, kern.smem) / tiles);
 }
 
 // Launch k<<<grid, block, smem, s>>>(args...), with the PDL attribute if pdl.
@@ -602,12 +455,12 @@ static bool prepare() {
             }
         cudaFuncAttributes fa;
         CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true, true>));
-        ok = PDL && fa.binaryVersion >= 90;
+        ok = fa.binaryVersion >= 90;
     }
     return ok;
 }
 
-// splitk's flags, one per tile of C, and the epoch that marks this launch's:
+// splitk_flag's flags, one per tile of C, and the epoch that marks this launch's:
 // a flag that holds an older epoch (or the 0 it starts with) is not raised.
 // The buffer grows with the largest N seen; the epoch wraps after 2^32 launches.
 static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
@@ -633,9 +486,11 @@ static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
     splits = min(min(splits, stages), KL_W4A16_MAX_SPLIT);   // every split gets at least one stage
     const size_t mn = (size_t)a->m * a->n;
     float *out = mode == OUT_PARTIAL ? a->workspace : a->c;
-    unsigned epoch = 0, *flags = mode == OUT_ATOMIC ? tile_flags(tiles, stream, &epoch) : nullptr;
-    launch_k(kern.fn, dim3(tiles, splits), dim3(kern.threads), kern.smem, stream, false, *a, out, splits, mode, flags,
-             epoch);
+    unsigned epoch = 0, *flags = mode == OUT_ATOMIC_FLAG ? tile_flags(tiles, stream, &epoch) : nullptr;
+    if (mode == OUT_ATOMIC)   // C = 0 first; the GEMM overlaps it (PDL) where it can
+        launch_k(zero_c, dim3((unsigned)min((mn + 255) / 256, (size_t)1024)), dim3(256), 0, stream, false, a->c, mn);
+    launch_k(kern.fn, dim3(tiles, splits), dim3(kern.threads), kern.smem, stream, pdl && mode == OUT_ATOMIC, *a, out,
+             splits, mode, flags, epoch);
     if (mode == OUT_PARTIAL)
         launch_k(sum_splits, dim3((unsigned)((mn + 255) / 256)), dim3(256), 0, stream, pdl, (const float *)a->workspace,
                  a->c, mn, splits);
@@ -653,7 +508,7 @@ static int accepts(const kl_problem *p, char *msg, size_t len) {
     return 0;
 }
 
-static int mode_dp = OUT_STORE, mode_splitk = OUT_ATOMIC, mode_det = OUT_PARTIAL;
+static int mode_dp = OUT_STORE, mode_splitk = OUT_ATOMIC, mode_det = OUT_PARTIAL, mode_flag = OUT_ATOMIC_FLAG;
 
 int main(int argc, char **argv) {
     kl_step step = {};
@@ -661,15 +516,92 @@ int main(int argc, char **argv) {
     step.title = "W4A16 skinny GEMM: int4 dequantized into tensor-core fragments, SplitK";
     step.min_cc = 80;   // mma.sync m16n8k16 with fp16 operands
     step.accepts = accepts;
-    const char *names[3] = {"dp", "splitk", "splitk_det"};
-    int *modes[3] = {&mode_dp, &mode_splitk, &mode_det};
-    for (int i = 0; i < 3; ++i) {
+    const char *names[4] = {"dp", "splitk", "splitk_det", "splitk_flag"};
+    int *modes[4] = {&mode_dp, &mode_splitk, &mode_det, &mode_flag};
+    for (int i = 0; i < 4; ++i) {
         step.kernels[i].op = &kl_op_w4a16;
         step.kernels[i].variant = names[i];
         step.kernels[i].w4a16 = launch;
         step.kernels[i].ctx = modes[i];
     }
-    step.opts[0] = {"split", "SplitK factor for splitk and splitk_det (0: the measured table)", &g_split, 0,
+    step.opts[0] = {"split", "SplitK factor of the splitk variants (0: the measured table)", &g_split, 0,
                     KL_W4A16_MAX_SPLIT};
     return kl_main(argc, argv, &step);
+}
+
+// ---- PTX wrappers --------------------------------------------------------------
+
+// Asynchronous 16-byte copy global -> shared (L2 only): no register holds the
+// data in flight.  The weights' copies ask the L2 to fetch the whole 128-byte
+// line: with KG = 2 that is exactly a row's share of one stage.
+__device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem) {
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(smem), "l"(gmem));
+}
+// The same for A, copying `bytes` (16 or 0) and filling the rest with zeros:
+// rows of A past M are zeros in shared memory, and nothing is read for them.
+__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+// "memory": the compiler must not move shared-memory reads of the landed data above the wait.
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// D = A (16x16, row) * B (16x8, col) + D, fp16 operands, fp32 accumulators.
+__device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                          uint32_t a3, uint32_t b0, uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// An empty asm that "changes" v: ptxas can no longer recompute v from the
+// thread index where it is used (it did, in every stage: S2R, shifts, masks,
+// clamps and a multiply for each address), so v is computed once and held.
+template <typename T> __device__ __forceinline__ void pin(T &v) {
+    if constexpr (sizeof(T) == 8) {
+        unsigned long long u = (unsigned long long)v;
+        asm volatile("" : "+l"(u));
+        v = (T)u;
+    } else {
+        asm volatile("" : "+r"(v));
+    }
+}
+
+// (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
+// instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
+template <uint32_t MASK>
+__device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
+    uint32_t r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "n"(MASK), "r"(bits));
+    return r;
+}
+
+// Programmatic dependent launch (sm_90): a kernel launched with the PDL
+// attribute may start while the kernel before it in the stream still runs,
+// once every block of that one has called griddep_launch_dependents; it must
+// griddep_wait (which returns once the earlier kernel has finished and its
+// writes are visible) before it reads what the earlier kernel writes.
+// Without the attribute, or before sm_90, both are no-ops.
+__device__ __forceinline__ void griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void griddep_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+// A flag in global memory that one block raises and others wait for: release
+// orders the raiser's earlier writes (made visible to it by __syncthreads)
+// before the flag, acquire the waiter's later ones after it.
+__device__ __forceinline__ void flag_release(unsigned *f, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned flag_acquire(const unsigned *f) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    return v;
 }
