@@ -27,6 +27,29 @@ for s in $steps; do
     else bad "build step$s: $(grep -m1 -i error "$tmp/build$s.log")"; fi
 done
 
+# ---- the build's own rules ------------------------------------------------------
+# Device code of a binary: its .nv_fatbin section (nvcc's host object differs
+# from build to build by a module id; the device code does not).
+fatbin() { objcopy -O binary --only-section=.nv_fatbin "$1" "$tmp/fatbin" && md5sum <"$tmp/fatbin" | cut -c1-32; }
+if command -v objcopy >/dev/null 2>&1; then
+    check "make: a DEFS build followed by a plain build gives the default binary (device code compared)" bash -c '
+        '"$(declare -f fatbin)"'; tmp='"$tmp"'
+        make -s step1 && a=$(fatbin step1) && make -s step1 DEFS=-DBLOCK=16 && b=$(fatbin step1) &&
+        make -s step1 && c=$(fatbin step1) && [ "$a" != "$b" ] && [ "$a" = "$c" ]'
+else
+    skp "make: DEFS builds (objcopy not found: it comes with binutils)"
+fi
+check "make NVCCFLAGS=... keeps the include path and DEFS" bash -c \
+    'make -s -n step0 NVCCFLAGS="-O2" DEFS=-DBLOCK=16 | grep -- " -o step0 " | grep -- "-Icommon" | grep -q -- "-DBLOCK=16"'
+fx_steps=tests/fixtures/steps
+check "make: a step marked '// build: sm_90a' gets -gencode sm_90a whatever ARCH is" bash -c \
+    "make -s -n step900 STEPS=$fx_steps ARCH=sm_80 | grep -- ' -o step900 ' | grep -q -- '-gencode=arch=compute_90a,code=sm_90a'"
+check "make: an unmarked step gets -arch=\$(ARCH)" bash -c \
+    "make -s -n step901 STEPS=$fx_steps ARCH=sm_80 | grep -- ' -o step901 ' | grep -q -- '-arch=sm_80'"
+check "make: the marked fixture (wgmma) builds; the same source unmarked does not" bash -c "
+    make -s step900 STEPS=$fx_steps >$tmp/sm90a.log 2>&1 && rm -f step900 &&
+    ! make -s step901 STEPS=$fx_steps >$tmp/sm90.log 2>&1 && grep -q 'not supported on .target' $tmp/sm90.log"
+
 # ---- unit tests of the host code (tests/unit_*.c) -------------------------------
 for u in tests/unit_*.c; do
     name=$(basename "$u" .c)
