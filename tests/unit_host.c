@@ -3,6 +3,7 @@
 #include "check.h"
 #include "cli.h"
 #include "report.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -157,7 +158,18 @@ static void test_csv(void) {
     TEST(strcmp(slug, "tesla-v100-sxm2-16gb") == 0, "slug: %s", slug);
 }
 
+/* The one generator (host fills and device fills alike): the reference
+ * splitmix64 seeded with 0 starts 0xe220a8397b1dcdaf 0x6e789e6aa1b965f4
+ * 0x06c45d188009454f (Vigna's splitmix64.c). */
+static void test_rng(void) {
+    TEST(kl_splitmix64(0, 1) == 0xe220a8397b1dcdafull && kl_splitmix64(0, 2) == 0x6e789e6aa1b965f4ull &&
+         kl_splitmix64(0, 3) == 0x06c45d188009454full, "rng: kl_splitmix64 is the reference splitmix64");
+    TEST(kl_splitmix64(12345, 7) == kl_splitmix64(12345 + 6 * KL_SPLITMIX64_GAMMA, 1),
+         "rng: output n of a seed is output 1 of the state n - 1 steps on (counter-based)");
+}
+
 int main(void) {
+    test_rng();
     test_cli();
     test_stats();
     test_compare();
