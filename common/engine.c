@@ -298,6 +298,8 @@ static void run_kernel(engine *e, const kl_kernel *kern, void *st, const kl_prob
     r.op = op->name;
     r.dtype = op->dtype;
     r.variant = kern->variant ? kern->variant : "";
+    r.part = op->part;
+    r.memory_bound = op->memory_bound;
     r.m = p->m; r.n = p->n; r.k = p->k;
     r.pass = check_kernel(op, st, kern, &r.rel_err);
     r.time_us = e->cli.check_only ? NAN : time_body(e, op, st, kern, nrot);

@@ -43,7 +43,9 @@ typedef struct kl_op {
     const char *name;          /* CSV "op": sgemm, gemv, qgemv_int8 ... */
     const char *dtype;         /* CSV "dtype": fp32, fp16, int8, int4, q4_0 */
     const char *baseline;      /* the reference, for the header; NULL: none timed */
-    int memory_bound;          /* 1: GB/s, % of read ceiling, cold L2 */
+    const char *part;          /* CSV "part": the summary table its rows go to (tools/parts.tsv):
+                                  "1", "2", "2-skinny" (v16), "3"; a new key gets a table of its own */
+    int memory_bound;          /* 1: GB/s, % of read ceiling, cold L2 (CSV "bound": memory, else compute) */
     int tensor_core;           /* 1: % of the dense bf16 tensor-core peak, not of FP32's */
     const char *default_sizes; /* squares used when no size is given */
     const kl_problem *extra_shapes; /* shapes appended to the defaults (models); m = 0: m = n */

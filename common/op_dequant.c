@@ -127,6 +127,7 @@ const kl_op kl_op_dequant_q4_0 = {
     .name = "dequant_q4_0",
     .dtype = "q4_0",
     .baseline = NULL,
+    .part = "2",
     .memory_bound = 1,
     .default_sizes = KL_GEMV_DEFAULT_SIZES,
     .extra_shapes = kl_gemv_model_shapes,

@@ -347,7 +347,7 @@ const kl_problem kl_gemv_model_shapes[KL_GEMV_NMODEL_SHAPES] = {
     static size_t ID##_dev(const kl_problem *p, int nrot) { return device_of(FMT, p, nrot); }          \
     static void *ID##_setup(const kl_problem *p, int nrot, const kl_env *e) { return setup_of(FMT, p, nrot, e); } \
     const kl_op kl_op_##ID = {                                                                      \
-        .name = NAME, .dtype = DTYPE, .baseline = BASE, .memory_bound = 1,                          \
+        .name = NAME, .dtype = DTYPE, .baseline = BASE, .part = "2", .memory_bound = 1,             \
         .default_sizes = KL_GEMV_DEFAULT_SIZES,                                                     \
         .extra_shapes = kl_gemv_model_shapes, .nextra_shapes = KL_GEMV_NMODEL_SHAPES,               \
         .checks = CHECKS, .shape = ID##_shape, .flops = gemv_flops,                                 \

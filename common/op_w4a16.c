@@ -231,6 +231,7 @@ const kl_op kl_op_w4a16 = {
     .dtype = "int4",
     .baseline = "cublasGemmEx fp16 x fp16 -> fp16 (fp32 compute, tensor cores) on the weights "
                 "dequantized to fp16, rotated like the step",
+    .part = "2-skinny",   /* v16's own table: each n x k at m = 1..16 */
     .memory_bound = 1,
     .default_sizes = "4096,8192,16384",
     .extra_shapes = w4_shapes,

@@ -1,5 +1,6 @@
 /* unit_host.c - the harness's host code, on the CPU: command line, statistics,
- * the tolerance check, the CPU reference, CSV.  One line per test. */
+ * the tolerance check, the CPU reference, CSV, the random generator.  One line
+ * per test. */
 #include "check.h"
 #include "cli.h"
 #include "report.h"
@@ -137,20 +138,24 @@ static void test_csv(void) {
     char buf[1024];
     FILE *f = fmemopen(buf, sizeof buf, "w");
     kl_csv_header(f);
-    kl_row r = {.step = 7, .op = "sgemm", .dtype = "fp32", .variant = "", .m = 4096, .n = 4096, .k = 4096,
-                .time_us = 2000.0, .tflops = 68.7, .gbps = NAN, .cublas_time_us = 2500.0, .pct_ceiling = 90.0,
-                .rel_err = 1.5e-7, .pass = 1};
+    kl_row r = {.step = 7, .op = "sgemm", .dtype = "fp32", .variant = "", .part = "1", .memory_bound = 0,
+                .m = 4096, .n = 4096, .k = 4096, .time_us = 2000.0, .tflops = 68.7, .gbps = NAN,
+                .cublas_time_us = 2500.0, .pct_ceiling = 90.0, .rel_err = 1.5e-7, .pass = 1};
     kl_csv_row(f, &r);
     r.time_us = NAN; r.tflops = NAN; r.cublas_time_us = NAN; r.pct_ceiling = NAN; r.pass = 0; r.variant = "dp";
+    r.part = "2-skinny"; r.memory_bound = 1;
     kl_csv_row(f, &r);
     fclose(f);
     TEST(strncmp(buf, "step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status",
                  strlen("step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status")) == 0,
-         "csv: the header DESIGN.md fixes, in order");
-    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,2000.000,68.700,,2500.000,125.0,90.0,1.50e-07,PASS,\n") != NULL,
-         "csv: a row; pct_cublas = 100 * cublas / time; empty where it does not apply");
-    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,,,,,,,1.50e-07,FAIL,dp\n") != NULL,
-         "csv: check-only row has empty timings, FAIL, variant");
+         "csv: the fixed header (docs/harness.md), in order");
+    TEST(strncmp(buf, KL_CSV_HEADER "\n", strlen(KL_CSV_HEADER) + 1) == 0 &&
+         strstr(KL_CSV_HEADER, ",status,variant,part,bound") != NULL,
+         "csv: variant, part and bound follow, added at the end");
+    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,2000.000,68.700,,2500.000,125.0,90.0,1.50e-07,PASS,,1,compute\n") != NULL,
+         "csv: a row; pct_cublas = 100 * cublas / time; empty where it does not apply; its part and bound");
+    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,,,,,,,1.50e-07,FAIL,dp,2-skinny,memory\n") != NULL,
+         "csv: check-only row has empty timings, FAIL, variant, part, bound");
     char slug[64];
     kl_gpu_slug("NVIDIA H100 80GB HBM3", slug, sizeof slug);
     TEST(strcmp(slug, "h100-80gb-hbm3") == 0, "slug: %s", slug);

@@ -46,7 +46,7 @@ for ((j = 0; j < i; j++)); do
     awk -F, -v name="$(cat "$tmp/name$j")" -v metric=$metric '
         NR == 1 { next }
         {
-            rate = ($9 != "" && $2 != "sgemm") ? $9 " GB/s" : $8 " TFLOPS"
+            rate = ($17 == "memory") ? $9 " GB/s" : $8 " TFLOPS"
             cell = (metric == "time") ? $7 " us" : rate
             if ($11 != "") cell = cell " (" $11 "%)"
             if ($14 != "PASS") cell = cell " FAIL"
