@@ -50,6 +50,34 @@ check "make: the marked fixture (wgmma) builds; the same source unmarked does no
     make -s step900 STEPS=$fx_steps >$tmp/sm90a.log 2>&1 && rm -f step900 &&
     ! make -s step901 STEPS=$fx_steps >$tmp/sm90.log 2>&1 && grep -q 'not supported on .target' $tmp/sm90.log"
 
+# ---- the harness's files depend one way -------------------------------------------
+# util (errors, allocation) <- device.cu (kernels) <- timing <- ceiling <- the ops
+# <- engine: an object may use kl_ symbols of its own layer or lower ones only,
+# so each file reads without the ones above it.
+layer_of() {
+    case $1 in
+        check.o|cli.o|report.o|quant.o|util.o) echo 0 ;; device.cu.o) echo 1 ;; timing.o) echo 2 ;;
+        ceiling.o) echo 3 ;; engine.o) echo 5 ;; *) echo 4 ;;   # op_*.o and their .cu.o
+    esac
+}
+if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
+    : >"$tmp/defs"
+    for o in $(ar t build/libkl.a); do
+        nm -g --defined-only "build/$o" 2>/dev/null | awk -v o="$o" '$3 ~ /^kl_/ { print $3, o }' >>"$tmp/defs"
+    done
+    : >"$tmp/layers.bad"
+    for o in $(ar t build/libkl.a); do
+        for sym in $(nm -u "build/$o" 2>/dev/null | awk '$2 ~ /^kl_/ { print $2 }'); do
+            d=$(awk -v s="$sym" '$1 == s { print $2; exit }' "$tmp/defs")
+            [ -n "$d" ] && [ "$(layer_of "$d")" -gt "$(layer_of "$o")" ] && echo "$o uses $sym from $d" >>"$tmp/layers.bad"
+        done
+    done
+    check "harness: util <- device <- timing <- ceiling <- ops <- engine, no object uses one above it" \
+        bash -c "[ ! -s $tmp/layers.bad ] || { cat $tmp/layers.bad; false; }"
+else
+    skp "harness layering: nm (binutils) or build/libkl.a missing"
+fi
+
 # ---- unit tests of the host code (tests/unit_*.c) -------------------------------
 for u in tests/unit_*.c; do
     name=$(basename "$u" .c)
@@ -227,6 +255,15 @@ else
                     else bad "step$s (part $part) --sizes $sz: exit $rc: $(head -c 300 "$tmp/err") $(grep -m3 FAIL "$tmp/out")"; fi
                 done
                 san="--sizes 64"; huge="-m 100000000 -n 100000000 -k 100000000" ;;
+        esac
+        # the header: every op's reference (v15 has two ops), and for memory-bound work the measured
+        # read ceiling beside the HBM datasheet figure, which it must not exceed
+        { ./step$s --check-only --sizes 256 -m 1 || ./step$s --check-only --sizes 256; } >"$tmp/hdr.out" 2>&1
+        check "step$s: the header names its cuBLAS reference (reference: ...)" grep -q "^reference" "$tmp/hdr.out"
+        case $part in 2|2-skinny)
+            check "step$s: the read ceiling is measured now and printed beside the HBM datasheet figure, below it" \
+                awk '/^ceiling: best streaming read measured now: / { c = $7; for (i = 1; i < NF; i++) if ($i == "datasheet") d = $(i + 1) }
+                     END { exit !(c > 0 && d > 0 && c <= 1.02 * d) }' "$tmp/hdr.out" ;;
         esac
         check "step$s: too big for the GPU -> exit 2 saying how much" expect_exit 2 "GiB of device memory" ./step$s $huge
         if command -v compute-sanitizer >/dev/null 2>&1; then
