@@ -13,7 +13,7 @@ check() {   # check WHAT cmd...: ok when cmd succeeds; its output is shown only 
     if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
 }
 tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
-LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcudart -lgomp -lm"
+LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcudart -lgomp -lstdc++ -lm"   # libkl.a holds C++ objects
 CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
 
 # TEST_STEPS="0 3 7" limits the per-step tests; default: all steps.

@@ -1,10 +1,12 @@
 /* unit_host.c - the harness's host code, on the CPU: command line, statistics,
- * the tolerance check, the CPU reference, CSV, the random generator.  One line
+ * the tolerance check, the CPU reference, CSV, the random generator, the
+ * rotation rule.  One line
  * per test. */
 #include "check.h"
 #include "cli.h"
 #include "report.h"
 #include "rng.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -173,8 +175,23 @@ static void test_rng(void) {
          "rng: output n of a seed is output 1 of the state n - 1 steps on (counter-based)");
 }
 
+/* Cold L2: copies so that a pass over them is over three times the L2, and
+ * a baseline's own (larger) copies by the same rule, never more than the
+ * step's (op_gemv.c and op_w4a16.c both use it). */
+static void test_rotations(void) {
+    kl_env env;
+    memset(&env, 0, sizeof env);
+    env.l2_bytes = 50u << 20;   /* the H100's 50 MiB */
+    TEST(kl_rotations(&env, 32u << 20) == 6, "rotations: 32 MiB copies under a 50 MiB L2: ceil(150/32) + 1 = 6");
+    TEST(kl_rotations(&env, 151u << 20) == 1 && kl_rotations(&env, 0) == 1, "rotations: one copy of 3x L2 or more");
+    TEST(kl_baseline_rotations(&env, 19, 32u << 20) == 6, "rotations: a baseline's copies follow the same rule");
+    TEST(kl_baseline_rotations(&env, 3, 10u << 20) == 3, "rotations: ... at most as many as the step's");
+    TEST(kl_baseline_rotations(&env, 1, 10u << 20) == 1, "rotations: ... and one when the step has one (nothing timed)");
+}
+
 int main(void) {
     test_rng();
+    test_rotations();
     test_cli();
     test_stats();
     test_compare();
