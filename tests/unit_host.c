@@ -1,7 +1,6 @@
 /* unit_host.c - the harness's host code, on the CPU: command line, statistics,
  * the tolerance check, the CPU reference, CSV, the random generator, the
- * rotation rule.  One line
- * per test. */
+ * rotation rule.  One line per test. */
 #include "check.h"
 #include "cli.h"
 #include "report.h"
