@@ -31,8 +31,8 @@ typedef struct engine {
 
 static const kl_op *op_of(const engine *e, int j) { return e->step->kernels[j].op; }
 
-/* The first kernel of op j's group: kernels are grouped by op, and one setup
- * (and one cuBLAS timing) per problem serves the whole group. */
+/* Whether kernel j is the first of its op's: kernels are grouped by op, and
+ * one setup (and one cuBLAS timing) per problem serves the whole group. */
 static int first_of_op(const engine *e, int j) {
     for (int q = 0; q < j; ++q)
         if (op_of(e, q) == op_of(e, j)) return 0;

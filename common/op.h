@@ -5,7 +5,8 @@
  * for the problem's shape, FLOPs and bytes, has it allocate inputs, run one
  * checked launch (output poisoned first) and return host copies of the output
  * and of the reference, and run the timed body of the step and of cuBLAS.
- * Adding an operation means adding one kl_op; the engine stays as it is.
+ * Adding an operation means adding one kl_op; the engine and the tools stay
+ * as they are (docs/adding_a_step.md).
  */
 #ifndef KL_OP_H
 #define KL_OP_H

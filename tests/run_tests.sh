@@ -159,6 +159,11 @@ check "tables: an unknown op with a new part (4) gets a table of its own, not Pa
     ! section 'Part II' | grep -q v99"
 check "tables: chart names per part for plots.sh (part3.name: Part III, TFLOPS)" bash -c \
     "[ \"\$(cat $tmp/plots/part3.name)\" = \"\$(printf 'Part III bf16 GEMM\nTFLOPS')\" ] && test -s $tmp/plots/part3_pct.dat"
+for f in common/op_*.c; do   # an op without a part would land in a table of unknown part
+    nops=$(grep -c '^ *const kl_op kl_op_' "$f"); [ "$nops" -gt 0 ] || continue
+    check "$f: every kl_op says its part (the CSV's part column routes its rows)" \
+        test "$(grep -c '\.part = "' "$f")" -ge "$nops"
+done
 check "tools: no operation's name in tools/*.sh (a new operation needs no change there)" bash -c \
     "! grep -nwE 'sgemm|gemv|qgemv_[a-z0-9_]+|dequant_q4_0|w4a16|gemm_bf16' tools/*.sh"
 if command -v gnuplot >/dev/null 2>&1; then
