@@ -168,7 +168,7 @@ check "tools: no operation's name in tools/*.sh (a new operation needs no change
     "! grep -nwE 'sgemm|gemv|qgemv_[a-z0-9_]+|dequant_q4_0|w4a16|gemm_bf16' tools/*.sh"
 if command -v gnuplot >/dev/null 2>&1; then
     tools/plots.sh "$tmp/plots" >"$tmp/plots.out" 2>&1
-    for png in part1_pct_cublas part1_throughput part2_pct_cublas part2_throughput roofline; do
+    for png in part1_pct_cublas part1_throughput part2_pct_cublas part2_throughput part3_pct_cublas part3_throughput roofline; do
         check "plots: $png.png drawn" bash -c "[ \$(stat -c %s $tmp/plots/$png.png 2>/dev/null || echo 0) -gt 2000 ]"
     done
 else
