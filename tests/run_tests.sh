@@ -194,7 +194,9 @@ for s in $steps; do
     check "docs: v$s has docs/v${s}_*.md" bash -c "ls docs/v${s}_*.md >/dev/null 2>&1"
     check "docs: README has a row for v$s" grep -q "^| \[v$s\](" README.md
 done
-for f in docs/harness.md docs/profiling.md README.md; do check "docs: $f exists" test -s "$f"; done
+for f in docs/harness.md docs/profiling.md docs/adding_a_step.md README.md; do check "docs: $f exists" test -s "$f"; done
+check "no file cites a DESIGN.md the repository does not have" bash -c \
+    "[ -e DESIGN.md ] || ! git grep -n 'DESIGN\.md' -- ':!tests/run_tests.sh'"
 for f in README.md docs/*.md; do
     for link in $(grep -o '](\([^)#]*\))' "$f" | sed 's/^](//; s/)$//' | grep -v '^http' | sort -u); do
         base=$(dirname "$f")
