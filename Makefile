@@ -1,11 +1,19 @@
 # kernel-ladder: make stepN, make all, make test, make clean.
 #   make step7                 build ./step7 (steps/v7_*/...cu + common/)
-#   make step7 DEFS="-DBM=64"  rebuild with tile parameters overridden (sweeps)
+#   make step7 DEFS="-DBM=64"  build it with tile parameters overridden (sweeps); the
+#                              next plain `make step7` rebuilds the default
 #   make ARCH=sm_80 all        build for another GPU (default: GPU 0, else sm_90)
+#   make NVCCFLAGS="-O3 -G"    other compiler flags (the include path, DEFS and the
+#                              architecture are added outside them)
 #   make test                  CPU tests always, GPU tests when a GPU is present
 #   make test TEST_STEPS="0 7" only those steps' tests
 #   make read_floor            ./read_floor: the fastest one launch can read S bytes here
 #   make regs STEP=7 | sass STEP=7 | profile STEP=7 | sanitize STEP=7 | diff A=6 B=7
+#
+# A step whose source holds the line `// build: sm_90a` uses Hopper-only
+# instructions (wgmma, TMA, setmaxnreg): it is compiled for sm_90a whatever
+# ARCH is, with -gencode (the -arch=sm_90a shorthand may add a plain sm_90
+# pass that rejects wgmma).  docs/adding_a_step.md has the details.
 
 NVCC      ?= nvcc
 CC        := gcc
@@ -13,14 +21,24 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 GPU_CC    := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .')
 ARCH      ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 DEFS      ?=
-NVCCFLAGS ?= -O3 -lineinfo -std=c++17 -arch=$(ARCH) -Xcompiler -Wall
+# Where the step folders are (the tests point it at fixtures).
+STEPS     ?= steps
+# Yours to override; what the build needs is added below, outside them.
+NVCCFLAGS ?= -O3 -lineinfo -std=c++17 -Xcompiler -Wall
 CFLAGS    ?= -O2 -std=c11 -Wall -Wextra -fopenmp
-NVCCFLAGS += -Icommon $(DEFS)
-CFLAGS    += -Icommon -I$(CUDA_HOME)/include
 LDLIBS    := -L$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lcudart -lgomp -lm
+comma     := ,
+SM90A     := -gencode=arch=compute_90a$(comma)code=sm_90a
+# The architecture flag of a source file: sm_90a if it asks for it, else ARCH.
+arch_of    = $(if $(shell grep -l '^// build: sm_90a' $(1) 2>/dev/null),$(SM90A),-arch=$(ARCH))
+LIB_NVCC   = $(NVCCFLAGS) -arch=$(ARCH) -Icommon
+LIB_CC     = $(CFLAGS) -Icommon -I$(CUDA_HOME)/include
+# Everything a step binary is compiled with (its stamp below records it).
+step_src   = $(wildcard $(STEPS)/v$(1)_*/*.cu)
+step_flags = $(NVCCFLAGS) $(call arch_of,$(call step_src,$(1))) -Icommon $(DEFS)
 
-STEP_SRCS := $(sort $(wildcard steps/v*_*/*.cu))
-STEP_NUMS := $(sort $(foreach d,$(wildcard steps/v*_*),$(patsubst v%,%,$(firstword $(subst _, ,$(notdir $(d)))))))
+STEP_SRCS := $(sort $(wildcard $(STEPS)/v*_*/*.cu))
+STEP_NUMS := $(sort $(foreach d,$(wildcard $(STEPS)/v*_*),$(patsubst v%,%,$(firstword $(subst _, ,$(notdir $(d)))))))
 STEP_BINS := $(addprefix step,$(STEP_NUMS))
 
 LIB_C     := $(wildcard common/*.c)
@@ -37,24 +55,35 @@ all: $(STEP_BINS) read_floor
 list:
 	@echo $(STEP_BINS)
 
-build/%.o: common/%.c $(HEADERS) | build
-	$(CC) $(CFLAGS) -c $< -o $@
-build/%.cu.o: common/%.cu $(HEADERS) | build
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
-$(LIB): $(LIB_OBJS)
-	ar rcs $@ $^
-build:
-	@mkdir -p build
-
-# A DEFS override always rebuilds, so a sweep never runs a stale binary.
-step%: $$(wildcard steps/v$$*_*/*.cu) $(LIB) $(HEADERS) $(if $(DEFS),FORCE)
-	@test -n "$(filter-out $(LIB) $(HEADERS) FORCE,$^)" || { echo "no step $*: steps/v$*_*/ does not exist (have: $(STEP_NUMS))"; exit 2; }
-	$(NVCC) $(NVCCFLAGS) -o $@ $(filter %.cu,$^) $(LIB) $(LDLIBS)
+# Flag stamps: build/flags/X holds the flags X was last built with, and is
+# rewritten only when they change.  A binary depends on its stamp, so a build
+# with other DEFS (or NVCCFLAGS, ARCH) rebuilds, and so does the next plain
+# build after it: a tuned binary never stays behind under the default's name.
+stamp = @mkdir -p $(@D); printf '%s\n' '$(1)' | cmp -s - $@ || printf '%s\n' '$(1)' >$@
+build/flags/lib: FORCE
+	$(call stamp,$(NVCC) $(LIB_NVCC) | $(CC) $(LIB_CC))
+build/flags/step%: FORCE
+	$(call stamp,$(NVCC) $(call step_flags,$*))
+build/flags/read_floor: FORCE
+	$(call stamp,$(NVCC) $(LIB_NVCC))
 FORCE:
+.PRECIOUS: build/flags/step%
+
+build/%.o: common/%.c $(HEADERS) build/flags/lib
+	$(CC) $(LIB_CC) -c $< -o $@
+build/%.cu.o: common/%.cu $(HEADERS) build/flags/lib
+	$(NVCC) $(LIB_NVCC) -c $< -o $@
+$(LIB): $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+step%: $$(call step_src,$$*) $(LIB) $(HEADERS) build/flags/step%
+	@test -n "$(filter %.cu,$^)" || { echo "no step $*: $(STEPS)/v$*_*/ does not exist (have: $(STEP_NUMS))"; exit 2; }
+	$(NVCC) $(call step_flags,$*) -o $@ $(filter %.cu,$^) $(LIB) $(LDLIBS)
 
 # The fastest one launch can read S bytes here (tools/read_floor.cu; run_all.sh runs it).
-read_floor: tools/read_floor.cu $(LIB) $(HEADERS)
-	$(NVCC) $(NVCCFLAGS) -o $@ tools/read_floor.cu $(LIB) $(LDLIBS)
+read_floor: tools/read_floor.cu $(LIB) $(HEADERS) build/flags/read_floor
+	$(NVCC) $(LIB_NVCC) -o $@ tools/read_floor.cu $(LIB) $(LDLIBS)
 
 # Builds each step itself, so one broken step is a failed test, not a stopped run.
 test: $(LIB)
@@ -65,12 +94,12 @@ clean:
 
 # ---- inspection ---------------------------------------------------------
 STEP ?= 0
-STEP_SRC = $(wildcard steps/v$(STEP)_*/*.cu)
+STEP_SRC = $(call step_src,$(STEP))
 NCU_FLAGS ?= --clock-control none --set full
 SAN_ARGS  ?= -m 67 -n 45 -k 33 --check-only
 
 regs:
-	$(NVCC) $(NVCCFLAGS) -Xptxas -v -c $(STEP_SRC) -o /dev/null 2>&1 | grep -E "Compiling|registers|spill|smem" || true
+	$(NVCC) $(call step_flags,$(STEP)) -Xptxas -v -c $(STEP_SRC) -o /dev/null 2>&1 | grep -E "Compiling|registers|spill|smem" || true
 sass: step$(STEP)
 	@command -v cuobjdump >/dev/null || { echo "skip: cuobjdump not found (it ships with the CUDA toolkit)"; exit 0; }; \
 	cuobjdump -sass ./step$(STEP) | grep -v -E "^\s*$$" | less -FRX

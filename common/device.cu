@@ -1,20 +1,18 @@
 /*
- * device.cu - the harness's own GPU work: random inputs, poisoning, fp16
- * conversion and the streaming-read bandwidth ceiling.  Kernel names start
- * with kl_ so profiling targets can skip them (make profile).
+ * device.cu - the harness's own kernels (device.h): random inputs, poisoning,
+ * fp16 conversion, the read streams behind the read ceiling, and the hold
+ * that timing.c queues runs behind.  Kernel names start with kl_ so profiling
+ * targets can skip them (make profile).
  */
-#include "op.h"
+#include "device.h"
+#include "rng.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-/* splitmix64: a counter-based generator, so element i gets the same value
- * whatever the launch shape or GPU. */
+/* Element i of a seed: output i + 1 of splitmix64 (rng.h). */
 __device__ __forceinline__ float kl_uniform(uint64_t seed, size_t i, float lo, float hi) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+    const uint64_t z = kl_splitmix64(seed, (uint64_t)(i + 1));
     const float u = (float)(z >> 40) * (1.0f / 16777216.0f);   /* 24 bits: [0, 1) */
     return lo + (hi - lo) * u;
 }
@@ -86,13 +84,15 @@ void kl_poison(void *d, size_t bytes, cudaStream_t s) {
  * latency-bandwidth product.  Two access orders (grid-stride: the chip sweeps
  * the buffer front to back; chunked: each block reads its own contiguous
  * range, as a GEMV block reads its rows) and two cache hints (streaming
- * __ldcs, read-only __ldg); the ceiling is the best of the four, so a kernel
- * that reads well is not measured against a straw man.  The loads left after
+ * __ldcs, read-only __ldg); the ceiling is the best of the four at grids of
+ * 1 to 8 blocks per SM (ceiling.c), so a kernel that reads well is not
+ * measured against a straw man.  The loads left after
  * whole sweeps of 8 strides (all of them when the buffer is under 8 strides)
  * go through __ldg in both: "__ldcs (rest __ldg)".  With __ldcs there too the
  * one-launch floor was 0.5-1.1 us slower at 35.7 and 37.8 MB on the H100
- * (docs/harness.md), so the floor keeps the faster mix.  The sum is stored only
- * if it equals an impossible value, so the loads stay and nothing is written. */
+ * (docs/harness.md), so the floor keeps the faster mix.  The sum is stored
+ * only if it equals an impossible value, so the loads stay and nothing is
+ * written. */
 #define KL_STREAM_UNROLL 8
 template <bool CHUNKED, bool STREAMING>
 __global__ void kl_read_stream_kernel(const float4 *p, size_t n4, float *sink) {
@@ -164,33 +164,4 @@ __global__ void kl_empty_kernel(float *sink) {
 extern "C" void kl_empty_launch(int blocks, float *sink, cudaStream_t s) {
     kl_empty_kernel<<<blocks, 512, 0, s>>>(sink);
     KL_CHECK_LAUNCH();
-}
-
-typedef struct stream_launch { int variant; const void *buf; size_t bytes; float *sink; int blocks; cudaStream_t s; } stream_launch;
-static void launch_stream(void *ctx, int i) {
-    (void)i;
-    const stream_launch *l = (const stream_launch *)ctx;
-    kl_read_stream(l->variant, l->buf, l->bytes, l->blocks, l->sink, l->s);
-}
-
-extern "C" double kl_read_bandwidth_gbps(const kl_env *env) {
-    static double cached = 0.0;
-    if (cached > 0.0) return cached;
-    size_t free_b = 0, total_b = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    /* Far larger than L2, small enough to leave room for the problem. */
-    size_t bytes = (size_t)1 << 30;
-    while (bytes > ((size_t)64 << 20) && bytes > free_b / 4) bytes /= 2;
-    const size_t n4 = bytes / 16;
-    float4 *buf = (float4 *)kl_dmalloc(bytes);
-    float *sink = (float *)kl_dmalloc(sizeof(float));
-    kl_fill_uniform_f32((float *)buf, n4 * 4, 0.0f, 1.0f, 1, env->stream);
-    for (int v = 0; v < KL_READ_STREAMS; ++v) {
-        stream_launch l = {v, buf, n4 * 16, sink, env->sms * 4, env->stream};   /* 512 x 4 blocks: 2048 threads per SM */
-        const double gbps = (double)bytes / (kl_median_launch_ms(launch_stream, &l, 1, 11, env->stream) * 1e-3) / 1e9;
-        if (gbps > cached) cached = gbps;
-    }
-    CUDA_CHECK(cudaFree(buf));
-    CUDA_CHECK(cudaFree(sink));
-    return cached;
 }

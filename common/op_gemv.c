@@ -1,7 +1,7 @@
 /*
  * op_gemv.c - Part II: y = W x with W row-major n x k (a linear layer's
  * weights) in one of the formats of quant.h, fp16 x and y, fp32 accumulation.
- * Also v15's dequantize-only operation (q4_0 -> fp16 [n][k]).
+ * (v15's dequantize-only operation is op_dequant.c.)
  *
  * Inputs: seeded random weights uniform in [-1, 1) (fp16: generated on the
  * GPU; quantized formats: generated and quantized on the host, OpenMP over
@@ -25,11 +25,12 @@
 #include "op.h"
 #include "quant.h"
 #include "gemv_ops.h"
+#include "rng.h"
 
 #include <math.h>
 #include <string.h>
 
-enum gemv_fmt { FMT_F16, FMT_INT8, FMT_INT4, FMT_Q4_0, FMT_DEQUANT };
+enum gemv_fmt { FMT_F16, FMT_INT8, FMT_INT4, FMT_Q4_0 };
 
 typedef struct gemv_state {
     enum gemv_fmt fmt;
@@ -38,7 +39,7 @@ typedef struct gemv_state {
     int nrot, nrot_ref;
     size_t copy_stride;              /* bytes between rotating copies */
     size_t w_off, s_off, z_off;      /* offsets inside one copy */
-    unsigned char *rot;              /* nrot copies of {w, scales, zeros} (dequant: {blocks, out}) */
+    unsigned char *rot;              /* nrot copies of {w, scales, zeros} */
     kl_f16 *wref16;                  /* quantized formats: nrot_ref fp16 copies of dequant(W) */
     float *w32, *x32, *yref;         /* the fp32 reference */
     kl_f16 *x, *y, *ybase;
@@ -58,7 +59,7 @@ static size_t w_bytes(enum gemv_fmt f, const kl_problem *p) {
     case FMT_F16: return 2 * n * k;
     case FMT_INT8: return n * k;
     case FMT_INT4: return n * kl_int4_row_bytes(p->k);
-    case FMT_Q4_0: case FMT_DEQUANT: return n * (k / KL_Q4_0_BLOCK) * sizeof(kl_block_q4_0);
+    case FMT_Q4_0: return n * (k / KL_Q4_0_BLOCK) * sizeof(kl_block_q4_0);
     }
     return 0;
 }
@@ -76,12 +77,10 @@ static void layout(enum gemv_fmt f, const kl_problem *p, size_t *w_off, size_t *
     *w_off = 0;
     *s_off = kl_align256(w_bytes(f, p));
     *z_off = *s_off + kl_align256(sz);
-    /* dequant: the fp16 output rotates with the blocks (it is 3.5x their size) */
-    const size_t extra = f == FMT_DEQUANT ? 2 * (size_t)p->n * p->k : kl_align256(sz);
-    *stride = kl_align256(*z_off + extra);
+    *stride = kl_align256(*z_off + kl_align256(sz));
 }
 
-static int shape_common(enum gemv_fmt f, kl_problem *p, int m_given, char *msg, size_t len) {
+int kl_gemv_shape(kl_problem *p, int m_given, int k_multiple, char *msg, size_t len) {
     if (m_given && p->m != 1) {
         snprintf(msg, len, "-m %d: GEMV is y = W x, one vector (m = 1); use -n and -k (v16 runs m > 1)", p->m);
         return 1;
@@ -91,19 +90,20 @@ static int shape_common(enum gemv_fmt f, kl_problem *p, int m_given, char *msg, 
         snprintf(msg, len, "n=%d k=%d: both must be at least 1", p->n, p->k);
         return 1;
     }
-    if ((f == FMT_Q4_0 || f == FMT_DEQUANT) && p->k % KL_Q4_0_BLOCK) {
-        snprintf(msg, len, "K=%d is not a multiple of 32 (the q4_0 block); pick K = %d", p->k,
-                 (p->k + 31) / 32 * 32);
+    if (k_multiple > 1 && p->k % k_multiple) {
+        snprintf(msg, len, "K=%d is not a multiple of %d (the q4_0 block); pick K = %d", p->k, k_multiple,
+                 (p->k + k_multiple - 1) / k_multiple * k_multiple);
         return 1;
     }
     return 0;
 }
+static int shape_common(enum gemv_fmt f, kl_problem *p, int m_given, char *msg, size_t len) {
+    return kl_gemv_shape(p, m_given, f == FMT_Q4_0 ? KL_Q4_0_BLOCK : 1, msg, len);
+}
 
 static double gemv_flops(const kl_problem *p) { return 2.0 * p->n * (double)p->k; }
-static double no_flops(const kl_problem *p) { (void)p; return 0.0; }  /* dequant: GB/s only */
 
 static double bytes_of(enum gemv_fmt f, const kl_problem *p) {
-    if (f == FMT_DEQUANT) return (double)w_bytes(f, p) + 2.0 * p->n * (double)p->k;  /* read blocks, write fp16 */
     return (double)w_bytes(f, p) + 4.0 * sz_count(f, p) + 2.0 * p->k + 2.0 * p->n;
 }
 
@@ -116,33 +116,21 @@ static size_t rotating_of(enum gemv_fmt f, const kl_problem *p) {
 static size_t device_of(enum gemv_fmt f, const kl_problem *p, int nrot) {
     const size_t nk = (size_t)p->n * p->k;
     size_t total = (size_t)nrot * rotating_of(f, p);
-    if (f == FMT_DEQUANT) return total + 4096;
     total += 4 * nk + 8 * ((size_t)p->n + p->k) + 4 * (size_t)p->n;   /* w32, x32, x, yref, y, ybase */
     /* the baseline's fp16 copies: never more than the engine's nrot (they are larger) */
     if (f != FMT_F16) total += (size_t)nrot * kl_align256(2 * nk);
     return total;
 }
 
-/* ---- host generation: a counter-based generator, one stream per row -------- */
+/* ---- host generation: splitmix64 (rng.h), one stream per row ------------------ */
 
-static inline uint64_t splitmix64(uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static void host_uniform_rows(float *w, int n, int k, uint64_t seed) {
+void kl_host_uniform_rows(float *w, int n, int k, uint64_t seed) {
     #pragma omp parallel for schedule(static)
     for (int r = 0; r < n; ++r) {
-        uint64_t s = splitmix64(seed ^ splitmix64((uint64_t)r));
+        const uint64_t s = kl_splitmix64(seed ^ kl_splitmix64((uint64_t)r, 1), 1);   /* the row's seed */
         float *row = w + (size_t)r * k;
         for (int c = 0; c < k; ++c) {
-            s += 0x9E3779B97F4A7C15ull;               /* splitmix64's own counter step */
-            uint64_t z = s;
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-            z ^= z >> 31;
+            const uint64_t z = kl_splitmix64(s, (uint64_t)c + 1);
             row[c] = (float)((double)(z >> 40) * 0x1p-23 - 1.0);   /* [-1, 1), 24 bits */
         }
     }
@@ -168,7 +156,7 @@ static const kl_f16 *base_weights(const gemv_state *s, int rot) {
 }
 
 /* The two candidates are timed the way the engine times the reported run
- * (kl_median_queued_us: queued behind a held stream), so that the host's
+ * (kl_time_us: queued behind a held stream), so that the host's
  * launch cost, larger for cuBLAS than for a step, cannot decide the choice at
  * the small sizes.  Each reads its own rotating copies: first + i. */
 typedef struct baseline_launch { gemv_state *s; int hsh, first; } baseline_launch;
@@ -178,9 +166,10 @@ static void launch_baseline(void *ctx, int i) {
 }
 
 static void pick_baseline(gemv_state *s) {
+    const kl_timing t = {2, 9, 0.0};   /* two warm-ups, nine runs */
     for (int hsh = 0; hsh < 2; ++hsh) {
         baseline_launch l = {s, hsh, 16 * hsh};
-        s->pick_us[hsh] = kl_median_queued_us(launch_baseline, &l, 2, 9, s->env->stream);   /* two warm-ups */
+        s->pick_us[hsh] = kl_time_us(launch_baseline, &l, &t, s->env->stream);
     }
     s->use_hsh = s->pick_us[1] < s->pick_us[0];
 }
@@ -188,7 +177,6 @@ static void pick_baseline(gemv_state *s) {
 /* The log's line under a problem's rows: which call the cuBLAS column timed. */
 static const char *gemv_baseline_note(void *st) {
     gemv_state *s = st;
-    if (s->fmt == FMT_DEQUANT) return NULL;
     snprintf(s->note, sizeof s->note, "cuBLAS column: %s (the pick's medians: cublasGemmEx n=1 %.2f us, "
              "cublasHSHgemvStridedBatched %.2f us)", s->use_hsh ? "cublasHSHgemvStridedBatched" : "cublasGemmEx n=1",
              s->pick_us[0], s->pick_us[1]);
@@ -212,18 +200,16 @@ static void *setup_of(enum gemv_fmt f, const kl_problem *p, int nrot, const kl_e
 
     s->rot = kl_dmalloc((size_t)nrot * s->copy_stride);
     unsigned char *c0 = s->rot;
-    if (f != FMT_DEQUANT) {
-        s->x = kl_dmalloc(2 * (size_t)k);
-        s->y = kl_dmalloc(2 * (size_t)n);
-        s->ybase = kl_dmalloc(2 * (size_t)n);
-        s->x32 = kl_dmalloc(4 * (size_t)k);
-        s->yref = kl_dmalloc(4 * (size_t)n);
-        s->w32 = kl_dmalloc(4 * nk);
-        s->h_out = kl_hmalloc(4 * (size_t)n);
-        s->h_ref = kl_hmalloc(4 * (size_t)n);
-        s->h_y = kl_hmalloc(2 * (size_t)n);
-        kl_fill_uniform_f16(s->x, k, -1.0f, 1.0f, seed + 7, str);   /* checks draw their own */
-    }
+    s->x = kl_dmalloc(2 * (size_t)k);
+    s->y = kl_dmalloc(2 * (size_t)n);
+    s->ybase = kl_dmalloc(2 * (size_t)n);
+    s->x32 = kl_dmalloc(4 * (size_t)k);
+    s->yref = kl_dmalloc(4 * (size_t)n);
+    s->w32 = kl_dmalloc(4 * nk);
+    s->h_out = kl_hmalloc(4 * (size_t)n);
+    s->h_ref = kl_hmalloc(4 * (size_t)n);
+    s->h_y = kl_hmalloc(2 * (size_t)n);
+    kl_fill_uniform_f16(s->x, k, -1.0f, 1.0f, seed + 7, str);   /* checks draw their own */
 
     if (f == FMT_F16) {
         kl_fill_uniform_f16((kl_f16 *)(c0 + s->w_off), nk, -1.0f, 1.0f, seed, str);
@@ -232,7 +218,7 @@ static void *setup_of(enum gemv_fmt f, const kl_problem *p, int nrot, const kl_e
     } else {
         /* Host: generate, quantize, dequantize in place (the reference weights). */
         float *hw = kl_hmalloc(4 * nk);
-        host_uniform_rows(hw, n, k, seed);
+        kl_host_uniform_rows(hw, n, k, seed);
         const size_t wb = w_bytes(f, p), nsz = sz_count(f, p);
         void *hq = kl_hmalloc(wb);
         uint16_t *hs = kl_hmalloc(2 * nsz + 2), *hz = kl_hmalloc(2 * nsz + 2);
@@ -257,33 +243,22 @@ static void *setup_of(enum gemv_fmt f, const kl_problem *p, int nrot, const kl_e
             CUDA_CHECK(cudaMemcpy(c0 + s->z_off, hz, 2 * nsz, cudaMemcpyHostToDevice));
         }
         free(hq); free(hs); free(hz);
-        if (f == FMT_DEQUANT) {
-            /* The exact answer: the host dequantizer's value rounded to fp16. */
-            #pragma omp parallel for schedule(static)
-            for (size_t i = 0; i < nk; ++i) hw[i] = kl_half_to_float(kl_float_to_half(hw[i]));
-            s->h_ref = hw;
-            s->h_out = kl_hmalloc(4 * nk);
-            s->h_y = kl_hmalloc(2 * nk);
-        } else {
-            CUDA_CHECK(cudaMemcpy(s->w32, hw, 4 * nk, cudaMemcpyHostToDevice));
-            free(hw);
-            /* the baseline's weights: dequant(W) rounded to fp16, rotated too */
-            const int want = kl_rotations(env, 2 * nk);
-            s->nrot_ref = want < nrot ? want : nrot;
-            const size_t cstride = kl_align256(2 * nk);
-            s->wref16 = kl_dmalloc((size_t)s->nrot_ref * cstride);
-            kl_f32_to_f16(s->w32, s->wref16, nk, str);
-            for (int r = 1; r < s->nrot_ref; ++r)
-                CUDA_CHECK(cudaMemcpyAsync((unsigned char *)s->wref16 + r * cstride, s->wref16, 2 * nk,
-                                           cudaMemcpyDeviceToDevice, str));
-        }
+        CUDA_CHECK(cudaMemcpy(s->w32, hw, 4 * nk, cudaMemcpyHostToDevice));
+        free(hw);
+        /* the baseline's weights: dequant(W) rounded to fp16, rotated too */
+        s->nrot_ref = kl_baseline_rotations(env, nrot, 2 * nk);
+        const size_t cstride = kl_align256(2 * nk);
+        s->wref16 = kl_dmalloc((size_t)s->nrot_ref * cstride);
+        kl_f32_to_f16(s->w32, s->wref16, nk, str);
+        for (int r = 1; r < s->nrot_ref; ++r)
+            CUDA_CHECK(cudaMemcpyAsync((unsigned char *)s->wref16 + r * cstride, s->wref16, 2 * nk,
+                                       cudaMemcpyDeviceToDevice, str));
     }
     /* The other rotating copies are byte copies of the first. */
-    const size_t used = f == FMT_DEQUANT ? w_bytes(f, p) : s->copy_stride;
     for (int r = 1; r < nrot; ++r)
-        CUDA_CHECK(cudaMemcpyAsync(c0 + (size_t)r * s->copy_stride, c0, used, cudaMemcpyDeviceToDevice, str));
+        CUDA_CHECK(cudaMemcpyAsync(c0 + (size_t)r * s->copy_stride, c0, s->copy_stride, cudaMemcpyDeviceToDevice, str));
     CUDA_CHECK(cudaStreamSynchronize(str));
-    if (f != FMT_DEQUANT) pick_baseline(s);
+    pick_baseline(s);
     return s;
 }
 
@@ -300,15 +275,6 @@ static kl_gemv_args args_of(const gemv_state *s, int rot) {
     return a;
 }
 
-static kl_dequant_args dargs_of(const gemv_state *s, int rot) {
-    unsigned char *c = s->rot + (size_t)(rot % s->nrot) * s->copy_stride;
-    kl_dequant_args a;
-    a.n = s->p.n;
-    a.k = s->p.k;
-    a.w = c + s->w_off;
-    a.out = (kl_f16 *)(c + s->z_off);
-    return a;
-}
 
 /* ---- check, run, teardown ------------------------------------------------------ */
 
@@ -316,25 +282,6 @@ static void gemv_check(void *st, const kl_kernel *kern, int pass, kl_check_data 
     gemv_state *s = st;
     const int n = s->p.n, k = s->p.k;
     cudaStream_t str = s->env->stream;
-    if (s->fmt == FMT_DEQUANT) {
-        const size_t nk = (size_t)n * k;
-        kl_dequant_args a = dargs_of(s, pass);
-        kl_poison(a.out, 2 * nk, str);
-        kern->dequant(&a, kern->ctx, str);
-        KL_CHECK_LAUNCH();
-        CUDA_CHECK(cudaStreamSynchronize(str));
-        kl_copy_to_host(s->h_y, a.out, 2 * nk);
-        #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < nk; ++i) s->h_out[i] = kl_half_to_float(s->h_y[i]);
-        d->out = s->h_out;
-        d->ref = s->h_ref;
-        d->count = nk;
-        d->cols = k;
-        d->tol.atol = 0.0;             /* exact: one rounding of an exact product */
-        d->tol.rtol = 0.0;
-        d->what = "q4_0 -> fp16, output poisoned with NaN";
-        return;
-    }
     /* A fresh x for every checked launch; y poisoned so every row must be written. */
     const uint64_t seed = s->env->seed * 7919u + (uint64_t)pass * 104729u + (uint64_t)n + (uint64_t)k * 3;
     kl_fill_uniform_f16(s->x, k, -1.0f, 1.0f, seed, str);
@@ -360,13 +307,8 @@ static void gemv_check(void *st, const kl_kernel *kern, int pass, kl_check_data 
 
 static void gemv_run(void *st, const kl_kernel *kern, int rot, cudaStream_t str) {
     gemv_state *s = st;
-    if (s->fmt == FMT_DEQUANT) {
-        kl_dequant_args a = dargs_of(s, rot);
-        kern->dequant(&a, kern->ctx, str);
-    } else {
-        kl_gemv_args a = args_of(s, rot);
-        kern->gemv(&a, kern->ctx, str);
-    }
+    kl_gemv_args a = args_of(s, rot);
+    kern->gemv(&a, kern->ctx, str);
 }
 
 static void gemv_run_ref(void *st, int rot, cudaStream_t str) {
@@ -379,23 +321,21 @@ static void gemv_teardown(void *st) {
     gemv_state *s = st;
     CUDA_CHECK(cudaFree(s->rot));
     if (s->wref16) CUDA_CHECK(cudaFree(s->wref16));
-    if (s->w32) CUDA_CHECK(cudaFree(s->w32));
-    if (s->x) {
-        CUDA_CHECK(cudaFree(s->x));
-        CUDA_CHECK(cudaFree(s->x32));
-        CUDA_CHECK(cudaFree(s->y));
-        CUDA_CHECK(cudaFree(s->ybase));
-        CUDA_CHECK(cudaFree(s->yref));
-    }
+    CUDA_CHECK(cudaFree(s->w32));
+    CUDA_CHECK(cudaFree(s->x));
+    CUDA_CHECK(cudaFree(s->x32));
+    CUDA_CHECK(cudaFree(s->y));
+    CUDA_CHECK(cudaFree(s->ybase));
+    CUDA_CHECK(cudaFree(s->yref));
     free(s->h_out);
     free(s->h_ref);
     free(s->h_y);
     free(s);
 }
 
-/* ---- the five ops --------------------------------------------------------------- */
+/* ---- the four ops --------------------------------------------------------------- */
 
-static const kl_problem model_shapes[] = {
+const kl_problem kl_gemv_model_shapes[KL_GEMV_NMODEL_SHAPES] = {
     {1, 4096, 4096}, {1, 11008, 4096}, {1, 4096, 11008},
     {1, 14336, 4096}, {1, 4096, 14336}, {1, 128256, 4096},
 };
@@ -407,13 +347,13 @@ static const kl_problem model_shapes[] = {
     static size_t ID##_dev(const kl_problem *p, int nrot) { return device_of(FMT, p, nrot); }          \
     static void *ID##_setup(const kl_problem *p, int nrot, const kl_env *e) { return setup_of(FMT, p, nrot, e); } \
     const kl_op kl_op_##ID = {                                                                      \
-        .name = NAME, .dtype = DTYPE, .baseline = BASE, .memory_bound = 1,                          \
-        .default_sizes = "1024,2048,4096,8192,16384",                                               \
-        .extra_shapes = model_shapes, .nextra_shapes = (int)(sizeof model_shapes / sizeof model_shapes[0]), \
-        .checks = CHECKS, .shape = ID##_shape, .flops = FMT == FMT_DEQUANT ? no_flops : gemv_flops,      \
+        .name = NAME, .dtype = DTYPE, .baseline = BASE, .part = "2", .memory_bound = 1,             \
+        .default_sizes = KL_GEMV_DEFAULT_SIZES,                                                     \
+        .extra_shapes = kl_gemv_model_shapes, .nextra_shapes = KL_GEMV_NMODEL_SHAPES,               \
+        .checks = CHECKS, .shape = ID##_shape, .flops = gemv_flops,                                 \
         .bytes = ID##_bytes, .rotating_bytes = ID##_rot, .device_bytes = ID##_dev,                  \
         .setup = ID##_setup, .check = gemv_check, .run = gemv_run,                                  \
-        .run_ref = FMT == FMT_DEQUANT ? NULL : gemv_run_ref, .teardown = gemv_teardown,             \
+        .run_ref = gemv_run_ref, .teardown = gemv_teardown,                                         \
         .baseline_note = gemv_baseline_note,                                                        \
     };
 
@@ -426,4 +366,3 @@ GEMV_OP(gemv_f16, FMT_F16, "gemv", "fp16", BASE_F16, 2)
 GEMV_OP(qgemv_int8, FMT_INT8, "qgemv_int8", "int8", BASE_Q, 2)
 GEMV_OP(qgemv_int4, FMT_INT4, "qgemv_int4", "int4", BASE_Q, 2)
 GEMV_OP(qgemv_q4_0, FMT_Q4_0, "qgemv_q4_0", "q4_0", BASE_Q, 2)
-GEMV_OP(dequant_q4_0, FMT_DEQUANT, "dequant_q4_0", "q4_0", NULL, 1)

@@ -147,6 +147,7 @@ const kl_op kl_op_sgemm = {
     .name = "sgemm",
     .dtype = "fp32",
     .baseline = "cublasSgemm, FP32 in CUBLAS_DEFAULT_MATH (no TF32), same inputs, same timing",
+    .part = "1",
     .memory_bound = 0,
     .default_sizes = "1024,2048,4096,8192",
     .checks = 2,

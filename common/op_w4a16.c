@@ -10,7 +10,7 @@
  * w_eps = 2^-11 for a kernel that dequantizes in fp16 arithmetic.
  * Baseline: what a user without a fused kernel runs: the weights dequantized
  * once to fp16 and cublasGemmEx fp16 x fp16 -> fp16, fp32 compute (tensor
- * cores), its fp16 weights rotated through as many bytes as the step's.
+ * cores), its fp16 weights rotated to keep L2 cold (kl_baseline_rotations).
  *
  * The weights do not depend on m: one quantization of each (n, k, seed)
  * serves every m of the m list (the cache below), and A and the reference
@@ -29,12 +29,6 @@ static size_t w4_q_bytes(const kl_problem *p) { return kl_align256(kl_int4_row_b
 static size_t w4_sz_bytes(const kl_problem *p) { return kl_align256((size_t)kl_int4_groups(p->k) * p->n * 2); }
 static size_t w4_copy_bytes(const kl_problem *p) { return w4_q_bytes(p) + 2 * w4_sz_bytes(p); }
 static size_t w4_f16_bytes(const kl_problem *p) { return kl_align256((size_t)p->n * p->k * 2); }
-/* fp16 copies for the baseline: at least as many bytes as the step rotates through. */
-static int w4_nrot_f16(const kl_problem *p, int nrot) {
-    if (nrot <= 1) return 1;
-    const double b = (double)nrot * w4_copy_bytes(p) / (double)w4_f16_bytes(p);
-    return (int)ceil(b) + 1;
-}
 static int w4_rows(const kl_problem *p) { return p->m > W4_ROWS ? p->m : W4_ROWS; }
 
 typedef struct w4_cache {
@@ -71,7 +65,7 @@ static void cache_build(w4_cache *c, const kl_problem *p, int nrot, const kl_env
     const size_t nk = (size_t)n * k, rb = kl_int4_row_bytes(k);
     cudaStream_t s = env->stream;
     c->n = n; c->k = k; c->rows = rows; c->nrot = nrot; c->seed = env->seed;
-    c->nrot16 = w4_nrot_f16(p, nrot);
+    c->nrot16 = kl_baseline_rotations(env, nrot, w4_f16_bytes(p));   /* the baseline's fp16 copies */
     const uint64_t seed = env->seed * 1000003u + (uint64_t)n * 17 + (uint64_t)k;
 
     /* Random fp32 weights in [-1, 1), quantized and dequantized on the host. */
@@ -140,7 +134,7 @@ static double w4_bytes(const kl_problem *p) {
 static size_t w4_rotating(const kl_problem *p) { return w4_copy_bytes(p); }
 static size_t w4_device_bytes(const kl_problem *p, int nrot) {
     const size_t nk = (size_t)p->n * p->k, mn = (size_t)p->m * p->n, rows = (size_t)w4_rows(p);
-    return w4_copy_bytes(p) * (size_t)nrot + w4_f16_bytes(p) * (size_t)w4_nrot_f16(p, nrot)
+    return w4_copy_bytes(p) * (size_t)nrot + w4_f16_bytes(p) * (size_t)nrot   /* at most nrot fp16 copies */
            + 4 * nk                                  /* fp32 weights while the reference is made */
            + rows * p->k * 6 + rows * p->n * 4       /* A (fp16 and fp32), reference */
            + mn * (4 + 4 * KL_W4A16_MAX_SPLIT + 2);  /* C, workspace, cuBLAS's fp16 C */
@@ -237,6 +231,7 @@ const kl_op kl_op_w4a16 = {
     .dtype = "int4",
     .baseline = "cublasGemmEx fp16 x fp16 -> fp16 (fp32 compute, tensor cores) on the weights "
                 "dequantized to fp16, rotated like the step",
+    .part = "2-skinny",   /* v16's own table: each n x k at m = 1..16 */
     .memory_bound = 1,
     .default_sizes = "4096,8192,16384",
     .extra_shapes = w4_shapes,

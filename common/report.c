@@ -27,7 +27,8 @@ void kl_csv_row(FILE *f, const kl_row *r) {
     field(f, "%.1f", kl_pct_cublas(r));
     field(f, "%.1f", r->pct_ceiling);
     field(f, "%.2e", r->rel_err);
-    fprintf(f, ",%s,%s\n", r->pass ? "PASS" : "FAIL", r->variant ? r->variant : "");
+    fprintf(f, ",%s,%s,%s,%s\n", r->pass ? "PASS" : "FAIL", r->variant ? r->variant : "", r->part ? r->part : "",
+            r->memory_bound ? "memory" : "compute");
 }
 
 void kl_gpu_slug(const char *name, char *out, size_t len) {

@@ -10,13 +10,17 @@
 extern "C" {
 #endif
 
-/* The CSV header is fixed by DESIGN.md; columns are only ever added at the end. */
+/* The CSV header is fixed (docs/harness.md lists it); columns are only ever
+ * added at the end.  part and bound let the tools route a row without
+ * knowing its operation. */
 #define KL_CSV_HEADER \
-    "step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status,variant"
+    "step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status,variant,part,bound"
 
 typedef struct kl_row {
     int step;
     const char *op, *dtype, *variant;
+    const char *part;        /* the summary table: "1", "2", "2-skinny", "3", ... */
+    int memory_bound;        /* bound: "memory" (1) or "compute" (0) */
     int m, n, k;
     double time_us;          /* NAN: not timed (--check-only) */
     double tflops, gbps;     /* NAN: does not apply */

@@ -13,7 +13,7 @@ check() {   # check WHAT cmd...: ok when cmd succeeds; its output is shown only 
     if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
 }
 tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
-LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcudart -lgomp -lm"
+LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm"   # libkl.a holds C++ objects
 CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
 
 # TEST_STEPS="0 3 7" limits the per-step tests; default: all steps.
@@ -26,6 +26,57 @@ for s in $steps; do
     if make -s "step$s" >"$tmp/build$s.log" 2>&1; then ok "build step$s"; built+="$s "
     else bad "build step$s: $(grep -m1 -i error "$tmp/build$s.log")"; fi
 done
+
+# ---- the build's own rules ------------------------------------------------------
+# Device code of a binary: its .nv_fatbin section (nvcc's host object differs
+# from build to build by a module id; the device code does not).
+fatbin() { objcopy -O binary --only-section=.nv_fatbin "$1" "$tmp/fatbin" && md5sum <"$tmp/fatbin" | cut -c1-32; }
+if command -v objcopy >/dev/null 2>&1; then
+    check "make: a DEFS build followed by a plain build gives the default binary (device code compared)" bash -c '
+        '"$(declare -f fatbin)"'; tmp='"$tmp"'
+        make -s step1 && a=$(fatbin step1) && make -s step1 DEFS=-DBLOCK=16 && b=$(fatbin step1) &&
+        make -s step1 && c=$(fatbin step1) && [ "$a" != "$b" ] && [ "$a" = "$c" ]'
+else
+    skp "make: DEFS builds (objcopy not found: it comes with binutils)"
+fi
+check "make NVCCFLAGS=... keeps the include path and DEFS" bash -c \
+    'make -s -n step0 NVCCFLAGS="-O2" DEFS=-DBLOCK=16 | grep -- " -o step0 " | grep -- "-Icommon" | grep -q -- "-DBLOCK=16"'
+fx_steps=tests/fixtures/steps
+check "make: a step marked '// build: sm_90a' gets -gencode sm_90a whatever ARCH is" bash -c \
+    "make -s -n step900 STEPS=$fx_steps ARCH=sm_80 | grep -- ' -o step900 ' | grep -q -- '-gencode=arch=compute_90a,code=sm_90a'"
+check "make: an unmarked step gets -arch=\$(ARCH)" bash -c \
+    "make -s -n step901 STEPS=$fx_steps ARCH=sm_80 | grep -- ' -o step901 ' | grep -q -- '-arch=sm_80'"
+check "make: the marked fixture (wgmma) builds; the same source unmarked does not" bash -c "
+    make -s step900 STEPS=$fx_steps >$tmp/sm90a.log 2>&1 && rm -f step900 &&
+    ! make -s step901 STEPS=$fx_steps >$tmp/sm90.log 2>&1 && grep -q 'not supported on .target' $tmp/sm90.log"
+
+# ---- the harness's files depend one way -------------------------------------------
+# util (errors, allocation) <- device.cu (kernels) <- timing <- ceiling <- the ops
+# <- engine: an object may use kl_ symbols of its own layer or lower ones only,
+# so each file reads without the ones above it.
+layer_of() {
+    case $1 in
+        check.o|cli.o|report.o|quant.o|util.o) echo 0 ;; device.cu.o) echo 1 ;; timing.o) echo 2 ;;
+        ceiling.o) echo 3 ;; engine.o) echo 5 ;; *) echo 4 ;;   # op_*.o and their .cu.o
+    esac
+}
+if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
+    : >"$tmp/defs"
+    for o in $(ar t build/libkl.a); do
+        nm -g --defined-only "build/$o" 2>/dev/null | awk -v o="$o" '$3 ~ /^kl_/ { print $3, o }' >>"$tmp/defs"
+    done
+    : >"$tmp/layers.bad"
+    for o in $(ar t build/libkl.a); do
+        for sym in $(nm -u "build/$o" 2>/dev/null | awk '$2 ~ /^kl_/ { print $2 }'); do
+            d=$(awk -v s="$sym" '$1 == s { print $2; exit }' "$tmp/defs")
+            [ -n "$d" ] && [ "$(layer_of "$d")" -gt "$(layer_of "$o")" ] && echo "$o uses $sym from $d" >>"$tmp/layers.bad"
+        done
+    done
+    check "harness: util <- device <- timing <- ceiling <- ops <- engine, no object uses one above it" \
+        bash -c "[ ! -s $tmp/layers.bad ] || { cat $tmp/layers.bad; false; }"
+else
+    skp "harness layering: nm (binutils) or build/libkl.a missing"
+fi
 
 # ---- unit tests of the host code (tests/unit_*.c) -------------------------------
 for u in tests/unit_*.c; do
@@ -93,19 +144,44 @@ check "tables: a failed row is marked" grep -q "4.100 (8.1%) \*\*FAIL\*\*" "$tmp
 check "tables: Part II in GB/s with x cuBLAS at 16384" grep -q "^| v10[^|]* | 1000.0 | 2147.7 | 250.0 | 2.50x | 69.7 | PASS |$" "$tmp/summary.md"
 check "tables: v16 rows per variant and m" grep -q "^| v16[^|]* splitk m=16 |" "$tmp/summary.md"
 check "tables: plot data written" test -s "$tmp/plots/part1_pct.dat" -a -s "$tmp/plots/part2_rate.dat" -a -s "$tmp/plots/roofline.dat"
+# Rows say their part and bound (the CSV's last columns): the tools route them without knowing operations.
+section() { awk -v h="### $1" '/^### / { on = (index($0, h) == 1) } on' "$tmp/summary.md"; }
+check "tables: a Part III row (op gemm_bf16, part 3) lands in the Part III table, in TFLOPS" bash -c "
+    $(declare -f section); tmp=$tmp
+    section 'Part III: bf16 tensor-core GEMM' | grep -q '^| v17[^|]* | 549.756 (68.0%) | 687.195 (87.5%) | 534.555 (71.1%) |\$'"
+check "tables: Part III's cumulative tables at 4096 and 8192 against the tensor-core peak" bash -c "
+    $(declare -f section); tmp=$tmp
+    section 'Part III at 4096: time, TFLOPS, % of cuBLAS, % of bf16 tensor-core peak' | grep -q '^| v17[^|]* | 250.000 | 549.756 | 68.0 | 0.68x | 55.6 | PASS |' &&
+    section 'Part III at 8192:' | grep -q '^| v17[^|]* | 1600.000 |'"
+check "tables: an unknown op with a new part (4) gets a table of its own, not Part II's" bash -c "
+    $(declare -f section); tmp=$tmp
+    section 'Part 4 (TFLOPS' | grep -q '^| v99 | 171.799 (80.0%) |' && section 'Part 4 at 2048' | grep -q '^| v99 |' &&
+    ! section 'Part II' | grep -q v99"
+check "tables: chart names per part for plots.sh (part3.name: Part III, TFLOPS)" bash -c \
+    "[ \"\$(cat $tmp/plots/part3.name)\" = \"\$(printf 'Part III bf16 GEMM\nTFLOPS')\" ] && test -s $tmp/plots/part3_pct.dat"
+for f in common/op_*.c; do   # an op without a part would land in a table of unknown part
+    nops=$(grep -c '^ *const kl_op kl_op_' "$f"); [ "$nops" -gt 0 ] || continue
+    check "$f: every kl_op says its part (the CSV's part column routes its rows)" \
+        test "$(grep -c '\.part = "' "$f")" -ge "$nops"
+done
+check "tools: no operation's name in tools/*.sh (a new operation needs no change there)" bash -c \
+    "! grep -nwE 'sgemm|gemv|qgemv_[a-z0-9_]+|dequant_q4_0|w4a16|gemm_bf16' tools/*.sh"
 if command -v gnuplot >/dev/null 2>&1; then
     tools/plots.sh "$tmp/plots" >"$tmp/plots.out" 2>&1
-    for png in part1_pct_cublas part1_throughput part2_pct_cublas part2_throughput roofline; do
+    for png in part1_pct_cublas part1_throughput part2_pct_cublas part2_throughput part3_pct_cublas part3_throughput roofline; do
         check "plots: $png.png drawn" bash -c "[ \$(stat -c %s $tmp/plots/$png.png 2>/dev/null || echo 0) -gt 2000 ]"
     done
 else
     skp "plots: gnuplot is not installed (sudo apt-get install gnuplot-nox); tables are tested above"
 fi
 check "plots: without gnuplot it says how to install it" bash -c "PATH=/usr/bin/nonexistent:/bin:/usr/bin; command -v gnuplot >/dev/null && exit 0; tools/plots.sh $tmp/plots | grep -q 'apt-get install gnuplot'"
-printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\n<!-- floor:10 8192x8192=35.7 16384x16384=99.9 -->\n<!-- /floor -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
+printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- results:step17 -->\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\n<!-- floor:10 8192x8192=35.7 16384x16384=99.9 -->\n<!-- /floor -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
 tools/update_docs.sh "$fx" "$tmp/doc.md"
 check "docs: results marker filled from the CSV" grep -q "^| 1024 | 1024 | 1024 | 333.700 | 6.435 |" "$tmp/doc.md"
 check "docs: stale text between markers replaced" bash -c "! grep -q stale $tmp/doc.md"
+check "docs: a results marker holds the header, the rule and one line per CSV row" bash -c \
+    "[ \$(awk '/results:step0 /{on=1; next} /\\/results/{on=0} on' $tmp/doc.md | wc -l) -eq 4 ]"
+check "docs: a Part III step's table in TFLOPS and % of the tensor-core peak" grep -qF "| M | N | K | time (us) | TFLOPS | cuBLAS (us) | % of cuBLAS | % of bf16 tensor-core peak |" "$tmp/doc.md"
 check "docs: include marker filled" grep -q "included fixture table" "$tmp/doc.md"
 check "docs: floor marker: step against read_floor.log" grep -qF "| 35.7 | 8192 x 8192 | 14.91 | 400.0 | 4% | 120.0 | 0.30x | 8.05x |" "$tmp/doc.md"
 check "docs: floor marker: a size read_floor did not measure shows dashes" grep -qF "| 99.9 | 16384 x 16384 | - | 1000.0 | - | - | - | - |" "$tmp/doc.md"
@@ -118,7 +194,9 @@ for s in $steps; do
     check "docs: v$s has docs/v${s}_*.md" bash -c "ls docs/v${s}_*.md >/dev/null 2>&1"
     check "docs: README has a row for v$s" grep -q "^| \[v$s\](" README.md
 done
-for f in docs/harness.md docs/profiling.md README.md; do check "docs: $f exists" test -s "$f"; done
+for f in docs/harness.md docs/profiling.md docs/adding_a_step.md README.md; do check "docs: $f exists" test -s "$f"; done
+check "no file cites a DESIGN.md the repository does not have" bash -c \
+    "[ -e DESIGN.md ] || ! git grep -n 'DESIGN\.md' -- ':!tests/run_tests.sh'"
 for f in README.md docs/*.md; do
     for link in $(grep -o '](\([^)#]*\))' "$f" | sed 's/^](//; s/)$//' | grep -v '^http' | sort -u); do
         base=$(dirname "$f")
@@ -130,26 +208,19 @@ echo "# GPU part"
 if [ $gpu -eq 0 ]; then
     skp "GPU part: no usable NVIDIA GPU here (nvidia-smi/CUDA found none); run make test on a machine with one"
 else
-    op_of() { ./step$1 --check-only "${@:2}" --csv "$tmp/op.csv" >/dev/null 2>&1; awk -F, 'NR == 2 { print $2 }' "$tmp/op.csv"; }
+    # A step's tests follow the part its rows say they belong to (the CSV's part column).
+    part_of() { rm -f "$tmp/op.csv"; ./step$1 --check-only "${@:2}" --csv "$tmp/op.csv" >/dev/null 2>&1; [ -f "$tmp/op.csv" ] && awk -F, 'NR == 2 { print ($16 == "" ? "?" : $16) }' "$tmp/op.csv"; }
     for s in $built; do
-        op=$(op_of "$s" --sizes 256 -m 1)
-        [ -n "$op" ] || op=$(op_of "$s" --sizes 256)
-        case $op in
-            sgemm)
+        part=$(part_of "$s" --sizes 256 -m 1)
+        [ -n "$part" ] || part=$(part_of "$s" --sizes 256)
+        case $part in
+            1)  # SGEMM: any M, N, K
                 check "step$s --check-only squares 1 7 33 127 1000 1023 2049" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049
                 for shp in "-m 1000 -n 7 -k 33" "-m 7 -n 1023 -k 2049" "-m 127 -n 2049 -k 1" "-m 1 -n 1 -k 4097" "-m 513 -n 257 -k 129"; do
                     check "step$s --check-only $shp" ./step$s --check-only $shp
                 done
                 san="-m 67 -n 45 -k 33"; huge="-m 100000000" ;;
-            gemm_bf16)   # any M and N; K a multiple of 8
-                check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 64)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 64
-                for shp in "-m 1000 -n 7 -k 40" "-m 7 -n 1023 -k 2056" "-m 127 -n 2049 -k 8" "-m 1 -n 1 -k 4104" \
-                           "-m 513 -n 257 -k 136" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 264"; do
-                    check "step$s --check-only $shp" ./step$s --check-only $shp
-                done
-                check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of 8" ./step$s --check-only -n 64 -k 100
-                san="-m 67 -n 45 -k 40"; huge="-m 100000 -n 100000 -k 8" ;;
-            w4a16)
+            2-skinny)  # W4A16: M 1..16, K a multiple of 8
                 check "step$s --check-only m 1..16, N 1 33 2049, K 4096" ./step$s --check-only --sizes 1,33,2049 -k 4096
                 check "step$s --check-only m 3 13, N 7 1000, K 128" bash -c "./step$s --check-only -m 3 --sizes 7,1000 -k 128 && ./step$s --check-only -m 13 --sizes 7,1000 -k 11008"
                 check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of" ./step$s --check-only -n 64 -k 100
@@ -157,9 +228,17 @@ else
                 check "step$s --check-only --split 32 at 8192 x 8192, M 1 and 16 (grids of several waves, 120 s limit)" \
                     timeout 120 bash -c "./step$s --check-only -m 1 -n 8192 -k 8192 --split 32 && ./step$s --check-only -m 16 -n 8192 -k 8192 --split 32"
                 san="-m 3 -n 67 -k 256"; huge="-m 16 -n 100000000 -k 4096" ;;
+            3)  # bf16 tensor-core GEMM: any M and N, K a multiple of 8 (16-byte rows)
+                check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 64)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 64
+                for shp in "-m 1000 -n 7 -k 40" "-m 7 -n 1023 -k 2056" "-m 127 -n 2049 -k 8" "-m 1 -n 1 -k 4104" \
+                           "-m 513 -n 257 -k 136" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 264"; do
+                    check "step$s --check-only $shp" ./step$s --check-only $shp
+                done
+                check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of 8" ./step$s --check-only -m 64 -n 64 -k 100
+                san="-m 67 -n 45 -k 40"; huge="-m 100000 -n 100000 -k 8" ;;
             "")
                 bad "step$s: could not run a check to learn its operation"; continue ;;
-            *)  # GEMV family: any N; K as the format allows
+            2)  # GEMV family: any N; K as the format allows
                 check "step$s --check-only N 1 7 33 127 1000 1023 2049 (K 4096)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 4096
                 for kk in 1 7 33 127 1000 1023 2049 4100; do
                     ./step$s --check-only -n 33 -k $kk >"$tmp/out" 2>"$tmp/err"; rc=$?
@@ -176,6 +255,23 @@ else
                 check "step$s: the log names the cuBLAS call it timed (cuBLAS column: ...)" bash -c \
                     "./step$s -n 512 -k 512 --iters 3 --warmup 1 --budget 5 | grep -q '^ *cuBLAS column: cublas[A-Za-z]*'"
                 san="-n 67 -k 256"; huge="-n 100000000 -k 4096" ;;
+            *)  # a part with no tests of its own yet: small odd sizes pass, or are refused in one line
+                for sz in 1 7 33 127 1000; do
+                    ./step$s --check-only --sizes $sz >"$tmp/out" 2>"$tmp/err"; rc=$?
+                    if [ $rc -eq 0 ]; then ok "step$s (part $part) --check-only --sizes $sz"
+                    elif [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; then ok "step$s (part $part) refuses $sz in one line: $(cat "$tmp/err")"
+                    else bad "step$s (part $part) --sizes $sz: exit $rc: $(head -c 300 "$tmp/err") $(grep -m3 FAIL "$tmp/out")"; fi
+                done
+                san="--sizes 64"; huge="-m 100000000 -n 100000000 -k 100000000" ;;
+        esac
+        # the header: every op's reference (v15 has two ops), and for memory-bound work the measured
+        # read ceiling beside the HBM datasheet figure, which it must not exceed
+        { ./step$s --check-only --sizes 256 -m 1 || ./step$s --check-only --sizes 256; } >"$tmp/hdr.out" 2>&1
+        check "step$s: the header names its cuBLAS reference (reference: ...)" grep -q "^reference" "$tmp/hdr.out"
+        case $part in 2|2-skinny)
+            check "step$s: the read ceiling is measured now and printed beside the HBM datasheet figure, below it" \
+                awk '/^ceiling: best streaming read measured now: / { c = $7; for (i = 1; i < NF; i++) if ($i == "datasheet") d = $(i + 1) }
+                     END { exit !(c > 0 && d > 0 && c <= 1.02 * d) }' "$tmp/hdr.out" ;;
         esac
         check "step$s: too big for the GPU -> exit 2 saying how much" expect_exit 2 "GiB of device memory" ./step$s $huge
         if command -v compute-sanitizer >/dev/null 2>&1; then
@@ -189,10 +285,10 @@ else
         fi
     done
     if [ -x ./read_floor ]; then
-        # 8 MB must take longer than 1 MB and no size may beat the 1 GiB read ceiling by more than 5%
+        # 8 MB must take longer than 1 MB and no size may beat the read ceiling by more than 5%
         check "read_floor --mb 1,8: two sizes, the larger slower, neither above the ceiling" bash -c '
             ./read_floor --mb 1,8 --runs 5 >'"$tmp"'/floor.out 2>&1 || exit 1
-            c=$(sed -n "s/.*read ceiling (1 GiB stream) \([0-9]*\) GB\/s.*/\1/p" '"$tmp"'/floor.out)
+            c=$(sed -n "s/.*read ceiling ([^)]*) \([0-9]*\) GB\/s.*/\1/p" '"$tmp"'/floor.out)
             awk -v c="$c" '"'"'$1 == "1.0" { a = $2; ga = $3 } $1 == "8.0" { b = $2; gb = $3 }
                 END { exit !(c > 0 && a > 0 && b > a && ga < 1.05 * c && gb < 1.05 * c) }'"'"' '"$tmp"'/floor.out'
         check "--device N on this machine -> read_floor exit 2" expect_exit 2 "this machine has" ./read_floor --device "$(nvidia-smi -L | wc -l)"

@@ -1,8 +1,11 @@
 /* unit_host.c - the harness's host code, on the CPU: command line, statistics,
- * the tolerance check, the CPU reference, CSV.  One line per test. */
+ * the tolerance check, the CPU reference, CSV, the random generator, the
+ * rotation rule.  One line per test. */
 #include "check.h"
 #include "cli.h"
 #include "report.h"
+#include "rng.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -136,20 +139,24 @@ static void test_csv(void) {
     char buf[1024];
     FILE *f = fmemopen(buf, sizeof buf, "w");
     kl_csv_header(f);
-    kl_row r = {.step = 7, .op = "sgemm", .dtype = "fp32", .variant = "", .m = 4096, .n = 4096, .k = 4096,
-                .time_us = 2000.0, .tflops = 68.7, .gbps = NAN, .cublas_time_us = 2500.0, .pct_ceiling = 90.0,
-                .rel_err = 1.5e-7, .pass = 1};
+    kl_row r = {.step = 7, .op = "sgemm", .dtype = "fp32", .variant = "", .part = "1", .memory_bound = 0,
+                .m = 4096, .n = 4096, .k = 4096, .time_us = 2000.0, .tflops = 68.7, .gbps = NAN,
+                .cublas_time_us = 2500.0, .pct_ceiling = 90.0, .rel_err = 1.5e-7, .pass = 1};
     kl_csv_row(f, &r);
     r.time_us = NAN; r.tflops = NAN; r.cublas_time_us = NAN; r.pct_ceiling = NAN; r.pass = 0; r.variant = "dp";
+    r.part = "2-skinny"; r.memory_bound = 1;
     kl_csv_row(f, &r);
     fclose(f);
     TEST(strncmp(buf, "step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status",
                  strlen("step,op,dtype,m,n,k,time_us,tflops,gbps,cublas_time_us,pct_cublas,pct_ceiling,rel_err,status")) == 0,
-         "csv: the header DESIGN.md fixes, in order");
-    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,2000.000,68.700,,2500.000,125.0,90.0,1.50e-07,PASS,\n") != NULL,
-         "csv: a row; pct_cublas = 100 * cublas / time; empty where it does not apply");
-    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,,,,,,,1.50e-07,FAIL,dp\n") != NULL,
-         "csv: check-only row has empty timings, FAIL, variant");
+         "csv: the fixed header (docs/harness.md), in order");
+    TEST(strncmp(buf, KL_CSV_HEADER "\n", strlen(KL_CSV_HEADER) + 1) == 0 &&
+         strstr(KL_CSV_HEADER, ",status,variant,part,bound") != NULL,
+         "csv: variant, part and bound follow, added at the end");
+    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,2000.000,68.700,,2500.000,125.0,90.0,1.50e-07,PASS,,1,compute\n") != NULL,
+         "csv: a row; pct_cublas = 100 * cublas / time; empty where it does not apply; its part and bound");
+    TEST(strstr(buf, "\n7,sgemm,fp32,4096,4096,4096,,,,,,,1.50e-07,FAIL,dp,2-skinny,memory\n") != NULL,
+         "csv: check-only row has empty timings, FAIL, variant, part, bound");
     char slug[64];
     kl_gpu_slug("NVIDIA H100 80GB HBM3", slug, sizeof slug);
     TEST(strcmp(slug, "h100-80gb-hbm3") == 0, "slug: %s", slug);
@@ -157,7 +164,33 @@ static void test_csv(void) {
     TEST(strcmp(slug, "tesla-v100-sxm2-16gb") == 0, "slug: %s", slug);
 }
 
+/* The one generator (host fills and device fills alike): the reference
+ * splitmix64 seeded with 0 starts 0xe220a8397b1dcdaf 0x6e789e6aa1b965f4
+ * 0x06c45d188009454f (Vigna's splitmix64.c). */
+static void test_rng(void) {
+    TEST(kl_splitmix64(0, 1) == 0xe220a8397b1dcdafull && kl_splitmix64(0, 2) == 0x6e789e6aa1b965f4ull &&
+         kl_splitmix64(0, 3) == 0x06c45d188009454full, "rng: kl_splitmix64 is the reference splitmix64");
+    TEST(kl_splitmix64(12345, 7) == kl_splitmix64(12345 + 6 * KL_SPLITMIX64_GAMMA, 1),
+         "rng: output n of a seed is output 1 of the state n - 1 steps on (counter-based)");
+}
+
+/* Cold L2: copies so that a pass over them is over three times the L2, and
+ * a baseline's own (larger) copies by the same rule, never more than the
+ * step's (op_gemv.c and op_w4a16.c both use it). */
+static void test_rotations(void) {
+    kl_env env;
+    memset(&env, 0, sizeof env);
+    env.l2_bytes = 50u << 20;   /* the H100's 50 MiB */
+    TEST(kl_rotations(&env, 32u << 20) == 6, "rotations: 32 MiB copies under a 50 MiB L2: ceil(150/32) + 1 = 6");
+    TEST(kl_rotations(&env, 151u << 20) == 1 && kl_rotations(&env, 0) == 1, "rotations: one copy of 3x L2 or more");
+    TEST(kl_baseline_rotations(&env, 19, 32u << 20) == 6, "rotations: a baseline's copies follow the same rule");
+    TEST(kl_baseline_rotations(&env, 3, 10u << 20) == 3, "rotations: ... at most as many as the step's");
+    TEST(kl_baseline_rotations(&env, 1, 10u << 20) == 1, "rotations: ... and one when the step has one (nothing timed)");
+}
+
 int main(void) {
+    test_rng();
+    test_rotations();
     test_cli();
     test_stats();
     test_compare();

@@ -9,16 +9,19 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     echo "gnuplot not found: no charts drawn (tables are written). Install it: sudo apt-get install gnuplot-nox (Debian/Ubuntu), brew install gnuplot (macOS)"
     exit 0
 fi
-declare -A what=([1]="Part I SGEMM" [2]="Part II GEMV" [3]="v16 W4A16")
-declare -A unit=([1]="TFLOPS" [2]="GB/s" [3]="GB/s")
 drawn=0
-for p in 1 2 3; do
-    if [ -s "$out/part${p}_pct.dat" ]; then
-        gnuplot -e "dat='$out/part${p}_pct.dat'; out='$out/part${p}_pct_cublas.png'; ttl='${what[$p]}: % of cuBLAS per step'" "$here/plots/pct_cublas.gp"
-        drawn=$((drawn + 1))
-    fi
-    if [ -s "$out/part${p}_rate.dat" ] && [ "$(wc -l <"$out/part${p}_rate.dat")" -gt 1 ]; then
-        gnuplot -e "dat='$out/part${p}_rate.dat'; out='$out/part${p}_throughput.png'; ttl='${what[$p]}: throughput against size'; unit='${unit[$p]}'" "$here/plots/throughput.gp"
+# One pair of charts per part: tables.sh wrote part<KEY>_pct.dat, part<KEY>_rate.dat
+# and part<KEY>.name (the chart's name, then the throughput unit).
+for pct in "$out"/part*_pct.dat; do
+    [ -s "$pct" ] || continue
+    key=${pct##*/part}; key=${key%_pct.dat}
+    name="Part $key" unit="GB/s"
+    if [ -f "$out/part$key.name" ]; then { read -r name; read -r unit; } <"$out/part$key.name"; fi
+    gnuplot -e "dat='$pct'; out='$out/part${key}_pct_cublas.png'; ttl='$name: % of cuBLAS per step'" "$here/plots/pct_cublas.gp"
+    drawn=$((drawn + 1))
+    rate="$out/part${key}_rate.dat"
+    if [ -s "$rate" ] && [ "$(wc -l <"$rate")" -gt 1 ]; then
+        gnuplot -e "dat='$rate'; out='$out/part${key}_throughput.png'; ttl='$name: throughput against size'; unit='$unit'" "$here/plots/throughput.gp"
         drawn=$((drawn + 1))
     fi
 done

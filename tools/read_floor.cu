@@ -1,8 +1,8 @@
 /*
  * read_floor - how fast can one launch read S bytes on this GPU?
  *
- * The read ceiling in every step's header is a stream over 1 GiB: the rate
- * once the chip is saturated.  A smaller problem never sees that rate from
+ * The read ceiling in every step's header is the best these readers reach at
+ * 256 MiB and up: the rate once the chip is saturated.  A smaller problem never sees that rate from
  * start to end: the launch itself, the first trip to DRAM with cold caches,
  * and the last wave's tail cost the same few microseconds at any size, and at
  * 8192^2 (tens of MB, ~10-20 us) they are a large part of the time.  This
@@ -10,7 +10,8 @@
  * the harness's own read streams (common/device.cu: four kernels) at grids of
  * 1, 2, 4 and 8 blocks of 512 threads per SM, L2 cold (copies rotate as for a
  * step), timed exactly as the engine times a step and cuBLAS (event pairs
- * queued behind a held stream, median), and prints the best.  That is the
+ * queued behind a held stream, median), and prints the best: kl_read_floor
+ * in common/ceiling.c, which the read ceiling uses too.  That is the
  * best of these readers, not a bound that no kernel can pass: variants
  * measured on the H100 (a 128-thread-block grid, a guarded last pass) moved
  * single sizes by up to ~3% either way.  So x cuBLAS for a kernel that must
@@ -23,7 +24,8 @@
  *
  * Build and run:   make read_floor && ./read_floor --mb 35.7,151
  */
-#include "op.h"
+#include "ceiling.h"
+#include "timing.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -52,22 +54,10 @@ static int parse_mb(const char *list, double *mb, int *n) {
     return *n == 0;
 }
 
-typedef struct floor_launch {
-    int variant, blocks, nrot;
-    const char *base;
-    size_t bytes;
-    float *sink;
-    cudaStream_t s;
-} floor_launch;
-
-static void launch_read(void *ctx, int i) {
-    const floor_launch *l = (const floor_launch *)ctx;
-    kl_read_stream(l->variant, l->base + (size_t)(i % l->nrot) * l->bytes, l->bytes, l->blocks, l->sink, l->s);
-}
-
+typedef struct empty_launch { float *sink; cudaStream_t s; } empty_launch;
 static void launch_empty(void *ctx, int i) {
     (void)i;
-    const floor_launch *l = (const floor_launch *)ctx;
+    const empty_launch *l = (const empty_launch *)ctx;
     kl_empty_launch(1, l->sink, l->s);
 }
 
@@ -118,15 +108,18 @@ int main(int argc, char **argv) {
     float *sink = (float *)kl_dmalloc(sizeof(float));
 
     setvbuf(stdout, NULL, _IOLBF, 0);
-    const double ceiling = kl_read_bandwidth_gbps(&env);
+    const kl_read_ceiling *ceil_ = kl_measure_read_ceiling(&env);
+    const double ceiling = ceil_->gbps;   /* measured before any buffer of ours is allocated */
     printf("read_floor: the fastest single launch that reads S bytes, L2 cold\n");
-    printf("GPU %d: %s, %d SMs, L2 %d MiB; read ceiling (1 GiB stream) %.0f GB/s\n", device, prop.name, env.sms,
-           prop.l2CacheSize >> 20, ceiling);
+    printf("GPU %d: %s, %d SMs, L2 %d MiB; read ceiling (the best of these readers at 256 MiB and up, as in "
+           "the steps) %.0f GB/s; HBM datasheet %.0f GB/s\n", device, prop.name, env.sms, prop.l2CacheSize >> 20,
+           ceiling, ceil_->datasheet_gbps);
     printf("timing: median of %d runs, each between its own events, queued behind a held stream (as the steps are timed); "
            "best of %d read streams x grids of 1, 2, 4, 8 blocks of 512 per SM\n\n", runs, KL_READ_STREAMS);
     printf("%10s %10s %9s %7s  %s\n", "MB", "time(us)", "GB/s", "%ceil", "fastest");
-    floor_launch l = {0, 1, 1, NULL, 0, sink, env.stream};
-    printf("%10s %10.2f %9s %7s  %s\n", "0", kl_median_queued_us(launch_empty, &l, 2, runs, env.stream), "-", "-",
+    empty_launch l = {sink, env.stream};
+    const kl_timing t = {2, runs, 0.0};
+    printf("%10s %10.2f %9s %7s  %s\n", "0", kl_time_us(launch_empty, &l, &t, env.stream), "-", "-",
            "an empty kernel: what a launch costs by itself");
 
     for (int i = 0; i < nmb; ++i) {
@@ -143,18 +136,11 @@ int main(int argc, char **argv) {
         }
         char *buf = (char *)kl_dmalloc(bytes * (size_t)nrot);
         CUDA_CHECK(cudaMemsetAsync(buf, 0, bytes * (size_t)nrot, env.stream));
-        double best = 1e300;
-        int best_v = 0, best_b = 0;
-        for (int v = 0; v < KL_READ_STREAMS; ++v)
-            for (int per_sm = 1; per_sm <= 8; per_sm *= 2) {
-                floor_launch r = {v, env.sms * per_sm, nrot, buf, bytes, sink, env.stream};
-                const double us = kl_median_queued_us(launch_read, &r, 2, runs, env.stream);   /* 2 warm-ups */
-                if (us < best) best = us, best_v = v, best_b = per_sm;
-            }
+        const kl_read_best b = kl_read_floor(&env, buf, bytes, nrot, runs, sink);
         CUDA_CHECK(cudaFree(buf));
-        const double gbps = (double)bytes / (best * 1e-6) / 1e9;
-        printf("%10.1f %10.2f %9.0f %7.1f  %s, %d x %d blocks%s\n", bytes / 1e6, best, gbps, 100.0 * gbps / ceiling,
-               kl_read_stream_name(best_v), env.sms, best_b, nrot == want ? "" : " (fewer copies than a cold L2 needs: memory)");
+        printf("%10.1f %10.2f %9.0f %7.1f  %s, %d x %d blocks%s\n", bytes / 1e6, b.us, b.gbps, 100.0 * b.gbps / ceiling,
+               kl_read_stream_name(b.variant), env.sms, b.blocks_per_sm,
+               nrot == want ? "" : " (fewer copies than a cold L2 needs: memory)");
     }
     CUDA_CHECK(cudaFree(sink));
     return KL_EXIT_OK;

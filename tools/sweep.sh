@@ -7,8 +7,8 @@
 #
 # A setting is "DEFS" or "DEFS|ARGS": DEFS go to nvcc (make stepN DEFS=...),
 # ARGS to the program.  Each cell: throughput (TFLOPS or GB/s) and % of cuBLAS
-# (or the time in us with -t).  The binary built last is removed, so the next
-# plain `make stepN` rebuilds the tracked defaults.
+# (or the time in us with -t).  The Makefile records the flags of each build,
+# so every setting rebuilds, and so does the next plain `make stepN`.
 set -euo pipefail
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 step="" sizes="" args="" metric=rate
@@ -20,13 +20,12 @@ while [ $# -gt 0 ]; do   # by hand: settings start with -D, which getopts would 
 done
 [ -n "$step" ] && [ $# -gt 0 ] || { echo "sweep.sh: need -s STEP and at least one setting (see -h)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"; rm -f "step$step"' EXIT
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 i=0
 for setting in "$@"; do
     defs=${setting%%|*}; run=""; [[ $setting == *"|"* ]] && run=${setting#*|}
     # a "|" inside a markdown cell would split the table: label as "DEFS; args: ARGS"
     label=$defs; [ -n "$run" ] && label="${defs:+$defs; }args: $run"; [ -n "$label" ] || label="defaults"
-    rm -f "step$step"
     if ! make -s "step$step" DEFS="$defs" >"$tmp/build$i.log" 2>&1; then
         echo "| \`$label\` | build failed: $(grep -m1 -i error "$tmp/build$i.log" | cut -c1-80) |" >>"$tmp/rows"
         i=$((i + 1)); continue
@@ -47,7 +46,7 @@ for ((j = 0; j < i; j++)); do
     awk -F, -v name="$(cat "$tmp/name$j")" -v metric=$metric '
         NR == 1 { next }
         {
-            rate = ($9 != "" && $2 != "sgemm") ? $9 " GB/s" : $8 " TFLOPS"
+            rate = ($17 == "memory") ? $9 " GB/s" : $8 " TFLOPS"
             cell = (metric == "time") ? $7 " us" : rate
             if ($11 != "") cell = cell " (" $11 "%)"
             if ($14 != "PASS") cell = cell " FAIL"

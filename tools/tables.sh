@@ -6,7 +6,9 @@
 #
 # Output: one table per part (steps as rows, sizes as columns, throughput and
 # % of cuBLAS), then the cumulative tables (time, throughput, % of cuBLAS,
-# % of the ceiling) at the sizes the tutorial discusses.
+# % of the ceiling) at the sizes the tutorial discusses.  Each row says its
+# part and whether it is compute- or memory-bound (the CSV's last columns), so
+# nothing here knows an operation's name; tools/parts.tsv names the parts.
 set -euo pipefail
 dir=${1:?usage: tools/tables.sh RESULTS_DIR [PLOT_DIR]}
 plotdir=${2:-}
@@ -19,48 +21,131 @@ names=$(for d in "$here"/steps/v*_*/; do b=$(basename "$d"); echo "${b%%_*} $b";
 # numeric order of steps: step10 after step9
 mapfile -t files < <(for f in "${csvs[@]}"; do n=$(basename "$f" .csv); echo "${n#step} $f"; done | sort -n | cut -d' ' -f2-)
 
-awk -F, -v names="$names" -v plotdir="$plotdir" -v gpu="$(basename "$dir")" '
-function part(op) { return op == "sgemm" ? 1 : (op == "w4a16" ? 3 : 2) }
-function label(s, v, m, op,   l) {
+awk -F, -v names="$names" -v plotdir="$plotdir" -v gpu="$(basename "$dir")" -v partsf="$here/tools/parts.tsv" '
+function addpart(p) {   # a part not in parts.tsv: generic names, after the known ones
+    if (p in known) return
+    known[p] = 1; order[++nparts] = p
+    short[p] = "Part " p; chart[p] = "Part " p; ceilname[p] = "ceiling"; cum[p] = ""
+    title[p] = "Part " p " (" (compute[p] ? "TFLOPS" : "GB/s") " and % of cuBLAS)"
+}
+function label(p, s, v, m,   l) {
     l = (s in nm) ? nm[s] : "v" s
     if (v != "") l = l " " v
-    if (op == "w4a16") l = l " m=" m
+    if (mlabel[p]) l = l " m=" m
     return l
 }
-function colkey(op, m, n, k) {
-    if (op == "sgemm") return (m == n && n == k) ? n : m "x" n "x" k
-    return (n == k) ? n : n "x" k
+# A table whose rows run each n x k at several m (v16) labels rows with m;
+# then, and where every row has m = 1 (GEMV), columns are n x k; else m x n x k.
+function colkey(p, m, n, k) {
+    if (mlabel[p] || !notm1[p]) return (n == k) ? n : n "x" k
+    return (m == n && n == k) ? n : m "x" n "x" k
 }
 function addcol(p, c) { if (!((p, c) in hascol)) { hascol[p, c] = 1; cols[p, ++ncol[p]] = c } }
 function addrow(p, r) { if (!((p, r) in hasrow)) { hasrow[p, r] = 1; rows[p, ++nrow[p]] = r } }
 BEGIN {
     n = split(names, a, "\n")
     for (i = 1; i <= n; i++) { split(a[i], b, " "); nm[b[1]] = b[2] }
-    title[1] = "Part I: SGEMM, FP32 (TFLOPS and % of cublasSgemm)"
-    title[2] = "Part II: GEMV and quantized GEMV (GB/s and % of cuBLAS fp16; L2 cold)"
-    title[3] = "v16: W4A16 skinny GEMM (GB/s and % of cuBLAS fp16 on dequantized weights; L2 cold)"
+    FS = "\t"
+    while ((getline line < partsf) > 0) {
+        if (line ~ /^#/ || line == "") continue
+        split(line, f, "\t"); p = f[1]
+        known[p] = 1; order[++nparts] = p
+        short[p] = f[2]; chart[p] = f[3]; ceilname[p] = f[4]; cum[p] = f[5]; title[p] = f[6]
+    }
+    close(partsf)
+    FS = ","
 }
 FNR == 1 { next }   # header
-{
-    s = $1; op = $2; m = $4; n = $5; k = $6; v = $15
-    p = part(op); r = label(s, v, m, op); c = colkey(op, m, n, k)
-    addcol(p, c); addrow(p, r); seen[p] = 1
-    rate = (p == 1) ? $8 : $9
-    cell = (rate == "") ? "-" : rate
-    if ($11 != "") cell = cell " (" $11 "%)"
-    if ($14 != "PASS") cell = cell " **FAIL**"
-    val[p, r, c] = cell
-    t[p, r, c] = $7; tf[p, r, c] = $8; gb[p, r, c] = $9; pc[p, r, c] = $11; ce[p, r, c] = $12; st[p, r, c] = $14
-    if ($11 != "" && $11 > 0) xc[p, r, c] = sprintf("%.2fx", $11 / 100)
-    # ceilings implied by the rows (throughput / fraction of the ceiling)
-    if (p == 1 && $12 > 0) peak = $8 / ($12 / 100)
-    if (p != 1 && $12 > 0) bw = $9 / ($12 / 100)
-    # roofline: FLOPs per byte and achieved TFLOPS of each kernel at its largest problem
-    if ($7 != "") {
-        fl = (p == 1) ? $8 * $7 * 1e-6 * 1e12 : 0
-        work = m * n * k; rk = label(s, v, m, "")   # one point per kernel: its largest problem
-        if (!(rk in rwork) || work >= rwork[rk]) { rwork[rk] = work; rtf[rk] = $8; rgb[rk] = $9 }
+{ R[++nr] = $0 }
+END {
+    # pass 1: the parts present, which are compute-bound, and their row and column rules
+    for (i = 1; i <= nr; i++) {
+        split(R[i], f, ","); p = (f[16] == "") ? "?" : f[16]
+        if (f[17] == "compute") compute[p] = 1
+        if (!(p in known)) addpart(p)
+        seen[p] = 1
+        if (f[4] != 1) notm1[p] = 1
+        key = p SUBSEP f[1] SUBSEP f[15] SUBSEP f[5] SUBSEP f[6]
+        if ((key in firstm) && firstm[key] != f[4]) mlabel[p] = 1
+        if (!(key in firstm)) firstm[key] = f[4]
     }
+    # pass 2: cells
+    for (i = 1; i <= nr; i++) {
+        split(R[i], f, ",")
+        s = f[1]; m = f[4]; n = f[5]; k = f[6]; v = f[15]; p = (f[16] == "") ? "?" : f[16]
+        r = label(p, s, v, m); c = colkey(p, m, n, k)
+        addcol(p, c); addrow(p, r)
+        rate = compute[p] ? f[8] : f[9]
+        cell = (rate == "") ? "-" : rate
+        if (f[11] != "") cell = cell " (" f[11] "%)"
+        if (f[14] != "PASS") cell = cell " **FAIL**"
+        val[p, r, c] = cell
+        t[p, r, c] = f[7]; rt[p, r, c] = rate; pc[p, r, c] = f[11]; ce[p, r, c] = f[12]; st[p, r, c] = f[14]
+        if (f[11] != "" && f[11] > 0) xc[p, r, c] = sprintf("%.2fx", f[11] / 100)
+        # ceilings implied by the rows (throughput / fraction of the ceiling): the last of each kind
+        if (f[17] == "compute" && f[12] > 0) peak = f[8] / (f[12] / 100)
+        if (f[17] != "compute" && f[12] > 0) bw = f[9] / (f[12] / 100)
+        # roofline: FLOPs per byte and achieved TFLOPS of each kernel at its largest problem
+        if (f[7] != "") {
+            work = m * n * k; rk = label("", s, v, m)
+            if (!(rk in rwork) || work >= rwork[rk]) { rwork[rk] = work; rtf[rk] = f[8]; rgb[rk] = f[9] }
+        }
+    }
+    printf "## Results on %s\n\n", gpu
+    printf "Generated by tools/tables.sh from results/%s/step*.csv (written by ./run_all.sh). ", gpu
+    printf "Cells: throughput (%% of cuBLAS, measured in the same run).\n\n"
+    for (q = 1; q <= nparts; q++) table(order[q])
+    for (q = 1; q <= nparts; q++) {
+        p = order[q]
+        if (!seen[p]) continue
+        if (cum[p] == "") {   # an unnamed part: its largest square
+            best = ""
+            for (j = 1; j <= ncol[p]; j++) if (cols[p, j] ~ /^[0-9]+$/ && (best == "" || cols[p, j] + 0 > best + 0)) best = cols[p, j]
+            cum[p] = best
+        }
+        nc = split(cum[p], cs, " ")
+        for (j = 1; j <= nc; j++) cumulative(p, cs[j])
+    }
+    if (plotdir == "") exit
+    # % of cuBLAS per step and size; throughput against size (squares); the chart names
+    for (q = 1; q <= nparts; q++) {
+        p = order[q]
+        if (!seen[p]) continue
+        pf = plotdir "/part" p "_pct.dat"; rf = plotdir "/part" p "_rate.dat"; nf = plotdir "/part" p ".name"
+        printf "%s\n%s\n", chart[p], (compute[p] ? "TFLOPS" : "GB/s") > nf
+        close(nf)
+        printf "step" > pf
+        for (j = 1; j <= ncol[p]; j++) printf " \"%s\"", cols[p, j] > pf
+        printf "\n" > pf
+        for (i = 1; i <= nrow[p]; i++) {
+            r = rows[p, i]; lab = r; gsub(/ /, "_", lab)
+            printf "\"%s\"", lab > pf
+            for (j = 1; j <= ncol[p]; j++) { x = pc[p, r, cols[p, j]]; printf " %s", (x == "" ? "NaN" : x) > pf }
+            printf "\n" > pf
+        }
+        close(pf)
+        printf "size" > rf
+        for (i = 1; i <= nrow[p]; i++) { lab = rows[p, i]; gsub(/ /, "_", lab); printf " \"%s\"", lab > rf }
+        printf "\n" > rf
+        for (j = 1; j <= ncol[p]; j++) {
+            c = cols[p, j]
+            if (c !~ /^[0-9]+$/) continue
+            printf "%s", c > rf
+            for (i = 1; i <= nrow[p]; i++) { x = rt[p, rows[p, i], c]; printf " %s", (x == "" ? "NaN" : x) > rf }
+            printf "\n" > rf
+        }
+        close(rf)
+    }
+    pf = plotdir "/roofline.dat"
+    printf "# label intensity(FLOP/byte) TFLOPS; peak_tflops=%s bw_gbps=%s\n", peak, bw > pf
+    for (r in rwork) {
+        if (rgb[r] == "" || rtf[r] == "" || rgb[r] <= 0) continue
+        lab = r; gsub(/ /, "_", lab)
+        printf "\"%s\" %.4f %s\n", lab, rtf[r] * 1000 / rgb[r], rtf[r] > pf
+    }
+    close(pf)
+    printf "%s %s\n", (peak == "" ? "NaN" : peak), (bw == "" ? "NaN" : bw) > (plotdir "/ceilings.dat")
+    close(plotdir "/ceilings.dat")
 }
 function table(p,   i, j, line) {
     if (!seen[p]) return
@@ -76,60 +161,15 @@ function table(p,   i, j, line) {
     }
     printf "\n"
 }
-function cumulative(p, c, unit, ceilname,   i, r) {
+function cumulative(p, c,   i, r, unit) {
     if (!((p, c) in hascol)) return
-    printf "### %s at %s: time, %s, %% of cuBLAS, %% of %s\n\n", (p == 1 ? "Part I" : (p == 2 ? "Part II" : "v16")), c, unit, ceilname
-    printf "| step | time (us) | %s | %% of cuBLAS | x cuBLAS | %% of %s | check |\n|---|---:|---:|---:|---:|---:|---|\n", unit, ceilname
+    unit = compute[p] ? "TFLOPS" : "GB/s"
+    printf "### %s at %s: time, %s, %% of cuBLAS, %% of %s\n\n", short[p], c, unit, ceilname[p]
+    printf "| step | time (us) | %s | %% of cuBLAS | x cuBLAS | %% of %s | check |\n|---|---:|---:|---:|---:|---:|---|\n", unit, ceilname[p]
     for (i = 1; i <= nrow[p]; i++) {
         r = rows[p, i]
         if (!((p, r, c) in t)) continue
-        printf "| %s | %s | %s | %s | %s | %s | %s |\n", r, t[p, r, c], (p == 1 ? tf[p, r, c] : gb[p, r, c]), pc[p, r, c], xc[p, r, c], ce[p, r, c], st[p, r, c]
+        printf "| %s | %s | %s | %s | %s | %s | %s |\n", r, t[p, r, c], rt[p, r, c], pc[p, r, c], xc[p, r, c], ce[p, r, c], st[p, r, c]
     }
     printf "\n"
-}
-END {
-    printf "## Results on %s\n\n", gpu
-    printf "Generated by tools/tables.sh from results/%s/step*.csv (written by ./run_all.sh). ", gpu
-    printf "Cells: throughput (%% of cuBLAS, measured in the same run).\n\n"
-    table(1); table(2); table(3)
-    cumulative(1, 4096, "TFLOPS", "FP32 peak"); cumulative(1, 8192, "TFLOPS", "FP32 peak")
-    cumulative(2, 8192, "GB/s", "read ceiling"); cumulative(2, 16384, "GB/s", "read ceiling")
-    cumulative(3, 8192, "GB/s", "read ceiling")
-    if (plotdir == "") exit
-    # % of cuBLAS per step and size; throughput against size (squares)
-    for (p = 1; p <= 3; p++) {
-        if (!seen[p]) continue
-        f = plotdir "/part" p "_pct.dat"; g = plotdir "/part" p "_rate.dat"
-        printf "step" > f
-        for (j = 1; j <= ncol[p]; j++) printf " \"%s\"", cols[p, j] > f
-        printf "\n" > f
-        for (i = 1; i <= nrow[p]; i++) {
-            r = rows[p, i]; lab = r; gsub(/ /, "_", lab)
-            printf "\"%s\"", lab > f
-            for (j = 1; j <= ncol[p]; j++) { x = pc[p, r, cols[p, j]]; printf " %s", (x == "" ? "NaN" : x) > f }
-            printf "\n" > f
-        }
-        close(f)
-        printf "size" > g
-        for (i = 1; i <= nrow[p]; i++) { lab = rows[p, i]; gsub(/ /, "_", lab); printf " \"%s\"", lab > g }
-        printf "\n" > g
-        for (j = 1; j <= ncol[p]; j++) {
-            c = cols[p, j]
-            if (c !~ /^[0-9]+$/) continue
-            printf "%s", c > g
-            for (i = 1; i <= nrow[p]; i++) { x = (p == 1) ? tf[p, rows[p, i], c] : gb[p, rows[p, i], c]; printf " %s", (x == "" ? "NaN" : x) > g }
-            printf "\n" > g
-        }
-        close(g)
-    }
-    f = plotdir "/roofline.dat"
-    printf "# label intensity(FLOP/byte) TFLOPS; peak_tflops=%s bw_gbps=%s\n", peak, bw > f
-    for (r in rwork) {
-        if (rgb[r] == "" || rtf[r] == "" || rgb[r] <= 0) continue
-        lab = r; gsub(/ /, "_", lab)
-        printf "\"%s\" %.4f %s\n", lab, rtf[r] * 1000 / rgb[r], rtf[r] > f
-    }
-    close(f)
-    printf "%s %s\n", (peak == "" ? "NaN" : peak), (bw == "" ? "NaN" : bw) > (plotdir "/ceilings.dat")
-    close(plotdir "/ceilings.dat")
 }' "${files[@]}"

@@ -17,13 +17,18 @@ files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(README.md docs/*.md)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
+# The ceiling's name of each part (tools/parts.tsv, 4th field).
+ceilings=$(awk -F'\t' '!/^#/ && NF >= 4 { print $1 "=" $4 }' tools/parts.tsv)
+
 step_table() {   # $1 = csv
-    awk -F, '
+    awk -F, -v ceilings="$ceilings" '
+        BEGIN { nc = split(ceilings, a, "\n"); for (i = 1; i <= nc; i++) { j = index(a[i], "="); cn[substr(a[i], 1, j - 1)] = substr(a[i], j + 1) } }
         NR == 1 { next }
-        { rows[++n] = $0; if ($15 != "") var = 1; if ($2 == "sgemm") flops = 1 }
+        { rows[++n] = $0; if ($15 != "") var = 1; if ($17 == "compute") flops = 1; part = $16 }
         END {
             unit = flops ? "TFLOPS" : "GB/s"
-            printf "| M | N | K |%s time (us) | %s | cuBLAS (us) | %% of cuBLAS | %% of %s | rel. error | check |\n", var ? " variant |" : "", unit, flops ? "FP32 peak" : "read ceiling"
+            ceil = (part in cn) ? cn[part] : (flops ? "peak" : "read ceiling")
+            printf "| M | N | K |%s time (us) | %s | cuBLAS (us) | %% of cuBLAS | %% of %s | rel. error | check |\n", var ? " variant |" : "", unit, ceil
             printf "|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---|\n", var ? "---|" : ""
             for (i = 1; i <= n; i++) {
                 split(rows[i], f, ",")
@@ -63,10 +68,10 @@ steps_table() {
         head="not measured yet"
         if [ -f "$res/step$n.csv" ]; then
             # the largest problem; among a step's kernels there, the fastest one that has a cuBLAS baseline
-            head=$(awk -F, 'NR > 1 && $7 != "" { w = $4 * $5 * $6; base = ($11 != ""); rate = ($2 == "sgemm") ? $8 : $9
+            head=$(awk -F, 'NR > 1 && $7 != "" { w = $4 * $5 * $6; base = ($11 != ""); rate = ($17 == "compute") ? $8 : $9
                 if (w > best || (w == best && (base > bbase || (base == bbase && rate + 0 > brate)))) { best = w; bbase = base; brate = rate + 0; r = $0 } }
                 END { if (r == "") { print "-"; exit } split(r, f, ",")
-                      rate = (f[2] == "sgemm") ? f[8] " TFLOPS" : f[9] " GB/s"
+                      rate = (f[17] == "compute") ? f[8] " TFLOPS" : f[9] " GB/s"
                       v = (f[15] != "") ? f[15] ", " : ""
                       printf "%s%sx%sx%s: %s, %s%% of cuBLAS, %s%% of ceiling", v, f[4], f[5], f[6], rate, (f[11] == "" ? "-" : f[11]), f[12] }' "$res/step$n.csv")
         fi

@@ -1,0 +1,95 @@
+/*
+ * timing.c - the one way the harness times work on the GPU (timing.h).
+ */
+#include "timing.h"
+#include "check.h"
+
+#include <math.h>
+
+/* Time in ms of one launch(ctx, i), between its own pair of events, synchronized. */
+static double launch_ms(kl_launch_fn launch, void *ctx, int i, cudaStream_t s) {
+    cudaEvent_t a, b;
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
+    CUDA_CHECK(cudaEventRecord(a, s));
+    launch(ctx, i);
+    CUDA_CHECK(cudaEventRecord(b, s));
+    CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
+    return ms;
+}
+
+/* Median time in us of n launches, launch(ctx, first) to launch(ctx, first +
+ * n - 1), each between its own pair of events.  The runs are queued behind a
+ * kernel that waits for the host to finish queueing them (kl_hold_stream).
+ * Queued straight onto an idle GPU, a launch shorter than the host's time to
+ * queue the next one (a few us) would start late, after its first event, and
+ * its time would hold part of the host's launch cost: an empty kernel then
+ * read 3.6 to 7.3 us on an H100.  The limit only matters if the launch queue
+ * fills up before the host is done. */
+static double queued_us(kl_launch_fn launch, void *ctx, int first, int n, cudaStream_t s) {
+    static volatile int *hold = NULL;   /* pinned host memory the GPU reads, at hold_dev */
+    static int *hold_dev = NULL;
+    if (!hold) {
+        CUDA_CHECK(cudaHostAlloc((void **)&hold, sizeof *hold, cudaHostAllocMapped | cudaHostAllocPortable));
+        CUDA_CHECK(cudaHostGetDevicePointer((void **)&hold_dev, (void *)hold, 0));
+    }
+    cudaEvent_t *ev = kl_hmalloc(sizeof(cudaEvent_t) * 2 * (size_t)n);
+    double *t = kl_hmalloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventCreate(&ev[i]));
+    *hold = 0;
+    kl_hold_stream(hold_dev, 100.0, s);
+    for (int i = 0; i < n; ++i) {
+        CUDA_CHECK(cudaEventRecord(ev[2 * i], s));
+        launch(ctx, first + i);
+        CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], s));
+    }
+    *hold = 1;   /* all queued: let the GPU go */
+    CUDA_CHECK(cudaEventSynchronize(ev[2 * n - 1]));
+    for (int i = 0; i < n; ++i) {
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+        t[i] = ms * 1e3;
+    }
+    const double med = kl_median(t, n);
+    for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventDestroy(ev[i]));
+    free(ev);
+    free(t);
+    return med;
+}
+
+double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream_t s) {
+    if (!(t->budget_ms > 0)) {
+        for (int i = 0; i < t->warmup; ++i) launch(ctx, i);
+        if (t->warmup) CUDA_CHECK(cudaStreamSynchronize(s));
+        return queued_us(launch, ctx, t->warmup, t->runs, s);
+    }
+    /* The warm-ups also estimate the cost of one launch, so that a slow
+     * kernel runs a few times and a fast one up to t->runs times. */
+    int w = 0;
+    double est_ms = 0.0, spent_ms = 0.0;
+    for (; w < t->warmup && (w == 0 || spent_ms < t->budget_ms / 2); ++w) {
+        est_ms = launch_ms(launch, ctx, w, s);
+        spent_ms += est_ms;
+    }
+    const int n = kl_repeats(est_ms, t->budget_ms, t->runs < 3 ? t->runs : 3, t->runs);
+    return queued_us(launch, ctx, w, n, s);   /* the rotation goes on where the warm-ups left it */
+}
+
+int kl_rotations(const kl_env *env, size_t bytes_per_copy) {
+    /* Cycle through enough copies that the bytes touched between two uses of
+     * one copy are three times the L2: it then holds none of them. */
+    const double want = 3.0 * (double)env->l2_bytes;
+    if (bytes_per_copy == 0 || (double)bytes_per_copy >= want) return 1;
+    const double n = ceil(want / (double)bytes_per_copy);
+    return n > 4096 ? 4096 : (int)n + 1;
+}
+
+int kl_baseline_rotations(const kl_env *env, int nrot, size_t bytes_per_copy) {
+    if (nrot <= 1) return 1;
+    const int want = kl_rotations(env, bytes_per_copy);
+    return want < nrot ? want : nrot;
+}

@@ -1,0 +1,44 @@
+/*
+ * timing.h - how anything on the GPU is timed (internal to common/): the
+ * step and its cuBLAS baseline (engine.c), the pick between two cuBLAS calls
+ * (op_gemv.c), the read ceiling and the read floor (ceiling.c).  One entry
+ * point, kl_time_us, so that all of them are measured the same way.
+ */
+#ifndef KL_TIMING_H
+#define KL_TIMING_H
+
+#include "device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One launch of what is timed.  i counts every launch of one measurement,
+ * warm-ups included, so rotating buffers keep rotating: use copy i % nrot. */
+typedef void (*kl_launch_fn)(void *ctx, int i);
+
+typedef struct kl_timing {
+    int warmup;         /* launches before the timed ones */
+    int runs;           /* timed launches (at most, with a budget) */
+    double budget_ms;   /* > 0: each warm-up is timed on its own, they stop once half the
+                           budget is spent, and the runs are cut to budget / (the last
+                           warm-up's time), at least min(3, runs);
+                           0: the warm-ups are queued untimed, then exactly `runs` runs */
+} kl_timing;
+
+/* Median time in microseconds of the timed launches, each between its own
+ * pair of CUDA events, all queued behind a held stream before the GPU
+ * starts any of them (timing.c says why). */
+double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream_t s);
+
+/* Copies of a buffer to rotate through so that the bytes touched between two
+ * uses of one copy are three times the L2: a cold L2 for memory-bound work. */
+int kl_rotations(const kl_env *env, size_t bytes_per_copy);
+/* The same rule for a baseline's own (larger) copies, at most the step's
+ * nrot of them, and 1 when the step has 1 (nothing timed, or no need). */
+int kl_baseline_rotations(const kl_env *env, int nrot, size_t bytes_per_copy);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KL_TIMING_H */
