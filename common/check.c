@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,4 +92,28 @@ int kl_repeats(double per_run_ms, double budget_ms, int lo, int hi) {
     if (fit >= hi) return hi;
     if (fit <= lo) return lo;
     return (int)fit;
+}
+
+int kl_spot_check(int m, int n, int k, uint64_t seed, const float *ref,
+                  void (*fetch)(void *ctx, int r, int c, float *a, float *b), void *ctx,
+                  char *msg, size_t len) {
+    float *a = malloc(sizeof(float) * (size_t)k), *b = malloc(sizeof(float) * (size_t)k);
+    if (!a || !b) { free(a); free(b); snprintf(msg, len, "out of host memory"); return 1; }
+    const kl_tol tol = kl_dot_tolerance(k, 1.0, ldexp(1.0, -24), 0.0);
+    uint64_t x = 0x2545F4914F6CDD1Dull ^ seed;
+    int bad = 0;
+    for (int t = 0; t < 8 && !bad; ++t) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;   /* xorshift64 */
+        const int r = t == 0 ? 0 : t == 1 ? m - 1 : (int)(x % (uint64_t)m);
+        const int c = t == 0 ? 0 : t == 1 ? n - 1 : (int)((x >> 32) % (uint64_t)n);
+        fetch(ctx, r, c, a, b);
+        const double want = kl_dot_f64(a, 1, b, 1, k), got = ref[(size_t)r * n + c];
+        if (!(fabs(got - want) <= tol.atol + tol.rtol * fabs(want))) {
+            snprintf(msg, len, "C[%d][%d] = %.7g disagrees with the CPU fp64 reference %.7g", r, c, got, want);
+            bad = 1;
+        }
+    }
+    free(a);
+    free(b);
+    return bad;
 }

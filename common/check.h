@@ -5,6 +5,7 @@
 #define KL_CHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,15 @@ size_t kl_compare(const float *out, const float *ref, size_t n, kl_tol tol,
  * harness checks the GPU reference (cuBLAS) against it at sample points, so a
  * wrong reference call cannot make a wrong step pass. */
 double kl_dot_f64(const float *a, size_t sa, const float *b, size_t sb, int k);
+
+/* A GPU reference GEMM result ref (m x n, row-major, host copy) checked at 8
+ * points, the two corners C[0][0] and C[m-1][n-1] and 6 drawn from seed,
+ * against fp64 dot products of row r of A and column c of B, which fetch(ctx,
+ * r, c, a, b) writes into a and b (k floats each), at the fp32 tolerance.
+ * Returns 0, or 1 with the disagreeing point described in msg. */
+int kl_spot_check(int m, int n, int k, uint64_t seed, const float *ref,
+                  void (*fetch)(void *ctx, int r, int c, float *a, float *b), void *ctx,
+                  char *msg, size_t len);
 
 /* max |w[i]| over count floats: the term size a tolerance scales with. */
 double kl_absmax(const float *w, size_t count);

@@ -134,41 +134,31 @@ static const char *gb_baseline_note(void *st) {
     return s->note;
 }
 
-static float bf16_to_float(kl_bf16 h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+static void bf16_row(const kl_bf16 *d, int k, float *out) {
+    kl_bf16 *h = kl_hmalloc(2 * (size_t)k);
+    kl_copy_to_host(h, d, 2 * (size_t)k);
+    for (int i = 0; i < k; ++i) {
+        const uint32_t u = (uint32_t)h[i] << 16;   /* bf16 is the top half of an fp32 */
+        memcpy(&out[i], &u, sizeof u);
+    }
+    free(h);
+}
+/* Row r of A and row c of B (= column c of B^T), widened to fp32. */
+static void fetch_rows(void *ctx, int r, int c, float *a, float *b) {
+    const gemm_state *s = ctx;
+    bf16_row(s->A + (size_t)r * s->p.k, s->p.k, a);
+    bf16_row(s->B + (size_t)c * s->p.k, s->p.k, b);
 }
 
 /* cuBLAS's fp32 output checked at corners and random points against fp64 on
  * the CPU: a transposed or mis-strided reference call would otherwise define
  * "correct". */
 static void spot_check_reference(gemm_state *s) {
-    const kl_problem *p = &s->p;
-    kl_bf16 *row = kl_hmalloc(2 * (size_t)p->k);
-    float *a = kl_hmalloc(4 * (size_t)p->k), *b = kl_hmalloc(4 * (size_t)p->k);
-    uint64_t x = 0x2545F4914F6CDD1Dull ^ s->env->seed;
-    for (int t = 0; t < 8; ++t) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        const int r = t == 0 ? 0 : t == 1 ? p->m - 1 : (int)(x % (uint64_t)p->m);
-        const int c = t == 0 ? 0 : t == 1 ? p->n - 1 : (int)((x >> 32) % (uint64_t)p->n);
-        kl_copy_to_host(row, s->A + (size_t)r * p->k, 2 * (size_t)p->k);
-        for (int i = 0; i < p->k; ++i) a[i] = bf16_to_float(row[i]);
-        kl_copy_to_host(row, s->B + (size_t)c * p->k, 2 * (size_t)p->k);
-        for (int i = 0; i < p->k; ++i) b[i] = bf16_to_float(row[i]);
-        const double want = kl_dot_f64(a, 1, b, 1, p->k);
-        const kl_tol tol = kl_dot_tolerance(p->k, 1.0, ldexp(1.0, -24), 0.0);
-        const double got = s->h_ref[(size_t)r * p->n + c];
-        if (!(fabs(got - want) <= tol.atol + tol.rtol * fabs(want))) {
-            fprintf(stderr, "internal error: the cuBLAS reference C[%d][%d] = %.7g disagrees with the CPU "
-                            "fp64 reference %.7g\n", r, c, got, want);
-            exit(KL_EXIT_WRONG);
-        }
+    char msg[160];
+    if (kl_spot_check(s->p.m, s->p.n, s->p.k, s->env->seed, s->h_ref, fetch_rows, s, msg, sizeof msg)) {
+        fprintf(stderr, "internal error: the cuBLAS reference %s\n", msg);
+        exit(KL_EXIT_WRONG);
     }
-    free(row);
-    free(a);
-    free(b);
 }
 
 static void *gb_setup(const kl_problem *p, int nrot, const kl_env *env) {

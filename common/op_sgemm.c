@@ -40,27 +40,18 @@ static void ref_sgemm(sgemm_state *s, float alpha, float beta, float *C) {
 /* Check cuBLAS itself at a few points (corners and random ones) against the
  * fp64 CPU reference: a transposed or mis-strided reference call would
  * otherwise define "correct". */
-static void spot_check_reference(sgemm_state *s) {
+static void fetch_row_col(void *ctx, int r, int c, float *a, float *b) {
+    const sgemm_state *s = ctx;
     const kl_problem *p = &s->p;
-    float *arow = kl_hmalloc(4 * (size_t)p->k), *bcol = kl_hmalloc(4 * (size_t)p->k);
-    uint64_t x = 0x2545F4914F6CDD1Dull ^ s->env->seed;
-    for (int t = 0; t < 8; ++t) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        const int r = t == 0 ? 0 : t == 1 ? p->m - 1 : (int)(x % (uint64_t)p->m);
-        const int c = t == 0 ? 0 : t == 1 ? p->n - 1 : (int)((x >> 32) % (uint64_t)p->n);
-        kl_copy_to_host(arow, s->A + (size_t)r * p->k, 4 * (size_t)p->k);
-        CUDA_CHECK(cudaMemcpy2D(bcol, 4, s->B + c, 4 * (size_t)p->n, 4, (size_t)p->k, cudaMemcpyDeviceToHost));
-        const double want = kl_dot_f64(arow, 1, bcol, 1, p->k);
-        const kl_tol tol = kl_dot_tolerance(p->k, 1.0, ldexp(1.0, -24), 0.0);
-        const double got = s->h_ref[(size_t)r * p->n + c];
-        if (!(fabs(got - want) <= tol.atol + tol.rtol * fabs(want))) {
-            fprintf(stderr, "internal error: the cuBLAS reference C[%d][%d] = %.7g disagrees with the CPU "
-                            "fp64 reference %.7g\n", r, c, got, want);
-            exit(KL_EXIT_WRONG);
-        }
+    kl_copy_to_host(a, s->A + (size_t)r * p->k, 4 * (size_t)p->k);
+    CUDA_CHECK(cudaMemcpy2D(b, 4, s->B + c, 4 * (size_t)p->n, 4, (size_t)p->k, cudaMemcpyDeviceToHost));
+}
+static void spot_check_reference(sgemm_state *s) {
+    char msg[160];
+    if (kl_spot_check(s->p.m, s->p.n, s->p.k, s->env->seed, s->h_ref, fetch_row_col, s, msg, sizeof msg)) {
+        fprintf(stderr, "internal error: the cuBLAS reference %s\n", msg);
+        exit(KL_EXIT_WRONG);
     }
-    free(arow);
-    free(bcol);
 }
 
 static void *sg_setup(const kl_problem *p, int nrot, const kl_env *env) {

@@ -76,6 +76,28 @@ static void test_cli(void) {
          "cli: step option without value: %s", err);
 }
 
+/* kl_spot_check on a 3 x 5 x 4 product computed here: right passes, one wrong element fails. */
+static float spot_a[3][4], spot_b[4][5];
+static void spot_fetch(void *ctx, int r, int c, float *a, float *b) {
+    (void)ctx;
+    for (int i = 0; i < 4; ++i) a[i] = spot_a[r][i], b[i] = spot_b[i][c];
+}
+static void test_spot_check(void) {
+    float ref[3][5];
+    char msg[160];
+    for (int i = 0; i < 3; ++i) for (int j = 0; j < 4; ++j) spot_a[i][j] = 0.25f * (float)(i + 1) - 0.1f * (float)j;
+    for (int i = 0; i < 4; ++i) for (int j = 0; j < 5; ++j) spot_b[i][j] = 0.5f - 0.125f * (float)(i * j);
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 5; ++c) {
+            ref[r][c] = 0.0f;
+            for (int i = 0; i < 4; ++i) ref[r][c] += spot_a[r][i] * spot_b[i][c];
+        }
+    TEST(kl_spot_check(3, 5, 4, 42, &ref[0][0], spot_fetch, NULL, msg, sizeof msg) == 0, "spot check: a right reference passes");
+    ref[2][4] += 0.5f;   /* a corner, always among the points */
+    TEST(kl_spot_check(3, 5, 4, 42, &ref[0][0], spot_fetch, NULL, msg, sizeof msg) == 1 && strstr(msg, "C[2][4]"),
+         "spot check: a wrong corner is named");
+}
+
 static void test_stats(void) {
     const double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2}, one[] = {7};
     TEST(kl_median(odd, 3) == 3.0, "median: odd count");
@@ -193,6 +215,7 @@ int main(void) {
     test_rotations();
     test_cli();
     test_stats();
+    test_spot_check();
     test_compare();
     test_tolerance();
     test_cpu_reference();
