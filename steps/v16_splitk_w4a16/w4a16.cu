@@ -45,6 +45,7 @@
  *                  ./step16 -n 8192 -k 8192 --split 4
  */
 #include "kl.h"
+#include "ptx.h"   // cp.async, mma.sync, pin, PDL and flag wrappers
 #include <cuda_fp16.h>
 #include <cstddef>
 
@@ -95,21 +96,14 @@ static_assert(smem_bytes<false>() <= 227 * 1024 && smem_bytes<true>() <= 227 * 1
 // hardware does, not a promise of the CUDA programming model.
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
 
-// PTX wrappers, defined at the end of the file.
-__device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem);              // W: 16 B, whole L2 line fetched
-__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes);     // A: 16 B, zero-filled past `bytes`
-__device__ __forceinline__ void cp_async_commit();
-template <int N> __device__ __forceinline__ void cp_async_wait();                           // all but N groups landed
-__device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                          uint32_t b0, uint32_t b1);                          // D += A(16x16) B(16x8)
-template <typename T> __device__ __forceinline__ void pin(T &v);                            // keep v in a register
-template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits);   // one LOP3
-__device__ __forceinline__ void griddep_wait();                  // PDL: the kernel before has finished
-__device__ __forceinline__ void griddep_launch_dependents();     // PDL: the kernel after may launch
-__device__ __forceinline__ void flag_release(unsigned *f, unsigned v);
-__device__ __forceinline__ unsigned flag_acquire(const unsigned *f);
-__device__ __forceinline__ uint32_t h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
-__device__ __forceinline__ __half2 u2h(uint32_t u) { return *reinterpret_cast<__half2 *>(&u); }
+
+// (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
+// instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
+template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
+    uint32_t r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "n"(MASK), "r"(bits));
+    return r;
+}
 
 // Eight nibbles of one word (columns c..c+7 in w4a16's order: nibble i holds
 // column c + {0,2,4,6,1,3,5,7}[i]) -> four half2 of (q - z), exact.  OR-ing a
@@ -223,7 +217,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
                 if (gr + kg >= G) break;   // the last stage of K may be short
 #pragma unroll
                 for (int j = 0; j < ROWS; ++j)
-                    cp_async16_w(st + kg * (NW * ROWS * 32 * 16) + wdst + j * 32 * 16,
+                    cp_async16_line(st + kg * (NW * ROWS * 32 * 16) + wdst + j * 32 * 16,
                                  wsrc[j] + (unsigned)(gr + kg) * (GROUP / 2));
             }
 #pragma unroll
@@ -527,81 +521,4 @@ int main(int argc, char **argv) {
     step.opts[0] = {"split", "SplitK factor of the splitk variants (0: the measured table)", &g_split, 0,
                     KL_W4A16_MAX_SPLIT};
     return kl_main(argc, argv, &step);
-}
-
-// ---- PTX wrappers --------------------------------------------------------------
-
-// Asynchronous 16-byte copy global -> shared (L2 only): no register holds the
-// data in flight.  The weights' copies ask the L2 to fetch the whole 128-byte
-// line: with KG = 2 that is exactly a row's share of one stage.
-__device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem) {
-    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(smem), "l"(gmem));
-}
-// The same for A, copying `bytes` (16 or 0) and filling the rest with zeros:
-// rows of A past M are zeros in shared memory, and nothing is read for them.
-__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-// "memory": the compiler must not move shared-memory reads of the landed data above the wait.
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-
-// D = A (16x16, row) * B (16x8, col) + D, fp16 operands, fp32 accumulators.
-__device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                          uint32_t a3, uint32_t b0, uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// An empty asm that "changes" v: ptxas can no longer recompute v from the
-// thread index where it is used (it did, in every stage: S2R, shifts, masks,
-// clamps and a multiply for each address), so v is computed once and held.
-template <typename T> __device__ __forceinline__ void pin(T &v) {
-    if constexpr (sizeof(T) == 8) {
-        unsigned long long u = (unsigned long long)v;
-        asm volatile("" : "+l"(u));
-        v = (T)u;
-    } else {
-        asm volatile("" : "+r"(v));
-    }
-}
-
-// (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
-// instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
-template <uint32_t MASK>
-__device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
-    uint32_t r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "n"(MASK), "r"(bits));
-    return r;
-}
-
-// Programmatic dependent launch (sm_90): a kernel launched with the PDL
-// attribute may start while the kernel before it in the stream still runs,
-// once every block of that one has called griddep_launch_dependents; it must
-// griddep_wait (which returns once the earlier kernel has finished and its
-// writes are visible) before it reads what the earlier kernel writes.
-// Without the attribute, or before sm_90, both are no-ops.
-__device__ __forceinline__ void griddep_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void griddep_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;");
-#endif
-}
-
-// A flag in global memory that one block raises and others wait for: release
-// orders the raiser's earlier writes (made visible to it by __syncthreads)
-// before the flag, acquire the waiter's later ones after it.
-__device__ __forceinline__ void flag_release(unsigned *f, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned flag_acquire(const unsigned *f) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    return v;
 }
