@@ -49,18 +49,12 @@
 #include <cuda_fp16.h>
 #include <cstddef>
 
-#ifndef WARPS
-#define WARPS 8      // warps per block of the M <= 8 kernel, side by side along N: BN = 8 x 16 = 128 rows of W
-#endif
 #ifndef WARPS_HI
-#define WARPS_HI 4   // the same for the M > 8 kernel: BN = 64 rows of W
+#define WARPS_HI 4   // warps per block of the M > 8 kernel, side by side along N: BN = 64 rows of W
 #endif
-#ifndef KG
-#define KG 2         // groups of 128 k per pipeline stage: one wait and one barrier per KG groups
-#endif
-#ifndef STAGES
-#define STAGES 2     // stages in shared memory: STAGES - 1 of them in flight while one is used
-#endif
+#define WARPS 8      // the same for the M <= 8 kernel: BN = 8 x 16 = 128 rows of W
+#define KG 2         // groups of 128 k per pipeline stage: one wait and one barrier per 2 groups
+#define STAGES 2     // slots of shared memory: one is filled while the other is used
 #define GROUP 128    // KL_INT4_GROUP: one scale and one zero per 128 columns of W
 #define ROWS 2       // W rows per thread: g and g + 8 of its warp's m16 tile
 // The two kernels' block shapes: warps, BN rows of W (columns of C), and the
@@ -68,9 +62,7 @@
 template <bool M_HI> __host__ __device__ constexpr int warps_of() { return M_HI ? WARPS_HI : WARPS; }
 template <bool M_HI> __host__ __device__ constexpr int bn_of() { return warps_of<M_HI>() * 16; }
 template <bool M_HI> constexpr int min_blocks() { return 16 / warps_of<M_HI>() > 1 ? 16 / warps_of<M_HI>() : 1; }
-static_assert(WARPS >= 1 && WARPS * 32 <= 1024 && WARPS_HI >= 1 && WARPS_HI * 32 <= 1024, "a block has at most 1024 threads");
-static_assert(KG >= 1 && KG <= 4, "KG groups of 128 k per stage");
-static_assert(STAGES >= 2, "a pipeline needs a stage to fill while one is used");
+static_assert(WARPS_HI >= 1 && WARPS_HI * 32 <= 1024, "a block has at most 1024 threads");
 static_assert(GROUP == 4 * 32, "4 threads x 32 nibbles cover one group of a row");
 
 // One pipeline stage: KG groups (128 k each) of the block's BN rows of W and
@@ -85,17 +77,12 @@ template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(St
 static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
 static_assert(smem_bytes<false>() <= 227 * 1024 && smem_bytes<true>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
 
-// What a block does with its tile: store it (dp), add it into C (splitk:
-// zero_c has zeroed C), write it to its split's slice of the workspace
-// (splitk_det), or add it into C after the tile's split-0 block zeroed it.
-// OUT_ATOMIC_FLAG (splitk_flag): the blocks of split 0 zero their tile first
-// and raise flags[tile] to this launch's epoch; the other splits wait for it
-// before their atomics, at the end.  That cannot hang only because the GPU
-// starts blocks in order of their linear index, so every split-0 block
-// (blockIdx.y == 0) runs before any block that waits for one: what the
-// hardware does, not a promise of the CUDA programming model.
+// What a block does with its tile: store it (dp), add it into C that zero_c
+// zeroed (splitk), write it to its split's slice of a workspace (splitk_det),
+// or add it into C after the tile's split-0 block zeroed it and raised
+// flags[tile] (splitk_flag: safe only because the GPU starts blocks in index
+// order, which CUDA does not promise).
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
-
 
 // (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
 // instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
@@ -147,7 +134,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
     const int M = p.m, N = p.n, K = p.k, G = K / GROUP, NST = (G + KG - 1) / KG;   // NST stages in K
     const int split = blockIdx.y;
-    const int first = (int)((long long)NST * split / splits), end = (int)((long long)NST * (split + 1) / splits), step = 1;
+    const int first = (int)((long long)NST * split / splits), end = (int)((long long)NST * (split + 1) / splits);
     const int nbase = blockIdx.x * BN + warp * 16;   // first W row (column of C) of this warp
     const __half *A = reinterpret_cast<const __half *>(p.a);
     const __half *zeros = reinterpret_cast<const __half *>(p.zeros), *scales = reinterpret_cast<const __half *>(p.scales);
@@ -250,7 +237,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     };
 
 #pragma unroll
-    for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, smem + k * (unsigned)sizeof(St));
+    for (int k = 0; k < STAGES - 1; ++k) issue(first + k, smem + k * (unsigned)sizeof(St));
     __half z[KG][ROWS], s[KG][ROWS], z_next[KG][ROWS], s_next[KG][ROWS];
     load_zs(first, z, s);
     if (mode == OUT_ATOMIC_FLAG && split == 0) {   // zero this tile of C while the first loads fly
@@ -274,13 +261,13 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     // splitk_flag, split > 0: thread 0 reads the tile's zero flag during the last stage
     int flag_reader = mode == OUT_ATOMIC_FLAG && split != 0 && threadIdx.x == 0;
     pin(flag_reader);
-    for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
+    for (int sg = first; sg < end; ++sg) {   // stage sg: groups gr .. gr + KG - 1
         const int gr = sg * KG;
         cp_async_wait<STAGES - 2>();   // my copies of stage sg have landed ...
         __syncthreads();               // ... and everyone's; and the slot used last is free again
-        issue(sg + (STAGES - 1) * step, smem + (slot == 0 ? STAGES - 1 : slot - 1) * SLOT);
-        load_zs(sg + step, z_next, s_next);
-        if (flag_reader && sg + step >= end)
+        issue(sg + STAGES - 1, smem + (slot == 0 ? STAGES - 1 : slot - 1) * SLOT);
+        load_zs(sg + 1, z_next, s_next);
+        if (flag_reader && sg + 1 >= end)
             zflag = flag_acquire(flags + blockIdx.x);   // the last stage: look now, use it at the end
         const St &st = *reinterpret_cast<const St *>(sm_gen + slot * SLOT);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
