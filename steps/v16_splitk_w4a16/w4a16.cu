@@ -2,43 +2,26 @@
  * Step 16 - W4A16 skinny GEMM, M = 1..16: dequantize int4 weights in
  * registers, multiply on the tensor cores, and split K across blocks.
  *
- * C[M][N] (fp32) = A[M][K] (fp16) x dequant(W)[N][K]^T, W in the int4 format
- * of quant.h (two columns per byte; fp16 scale s and zero z per 128 columns;
- * w = (q - z) * s) in w4a16's nibble order: each 4-byte word holds its 8
- * columns as 0 2 4 6 1 3 5 7 from the lowest nibble up, so that one mask
- * reaches two adjacent columns (dequant8).  The harness makes that order
- * once, on the host, as one repacks a model's weights for a kernel.
+ * C[M][N] (fp32) = A[M][K] (fp16) x dequant(W)[N][K]^T, W in quant.h's int4
+ * format (fp16 scale s and zero z per 128 columns, w = (q - z) * s), each
+ * word's 8 nibbles in w4a16's order 0 2 4 6 1 3 5 7 (the harness repacks once).
  *
- * Napkin math at N = K = 8192: the weights are 32 MB of nibbles plus 2 MB of
- * scales and zeros; A and C are noise.  Read cold at ~3 TB/s that is ~11 us,
- * the floor.  cuBLAS fp16 on the dequantized weights reads 128 MB: ~43 us at
- * best (it takes ~50).  At M = 16 every weight is used 16 times: 64 FLOPs per
- * byte of nibbles, so 3 TB/s needs 190 TFLOPS; the FP32 cores give 67 (and
- * must dequantize too), the tensor cores (mma.sync m16n8k16, fp16 in, fp32
- * out) several hundred.  So: dequantize into mma fragments in registers and
- * let the tensor cores do the FMAs.  W is the mma's 16-row operand and A its
- * 8-column one, so no tensor-core row is padding: one mma per 16 x 16 weights
- * at M <= 8, two at M = 9..16.
+ * Napkin math at N = K = 8192: 34 MB of nibbles, scales and zeros, ~11 us at
+ * ~3 TB/s; cuBLAS fp16 on the dequantized weights reads 128 MB (~50 us).  At
+ * M = 16 that is 64 FLOPs per byte, 190 TFLOPS at 3 TB/s: more than the FP32
+ * cores' 67, so the weights are dequantized into mma.sync m16n8k16 fragments
+ * (W the 16-row operand, A the 8-column one) and the tensor cores multiply.
  *
- * Pipeline: cp.async copies a stage (KG = 2 groups of 128 k of the block's
- * rows of W, and of A) into one of STAGES = 2 slots of shared memory while
- * the other is multiplied; zeros and scales come a stage ahead in registers.
- *
- * Decomposition: a block owns BN columns of C (rows of W) and all M rows:
- * 128 with 8 warps at M <= 8, 64 with 4 warps at M > 8.  "dp" gives each
- * block all of K: 8192 / 128 = 64 blocks for 132 SMs.  SplitK also cuts K into
- * S slices (tiles x S blocks, about one wave: the split table below), and
- * each block adds its partial tile into C ("splitk": atomicAdd into a C that
- * a small kernel zeroed first, overlapped through programmatic dependent
- * launch) or writes it to a workspace that a second kernel sums in a fixed
- * order ("splitk_det": the same bits every run).  "splitk_flag" zeroes C
- * inside the GEMM instead, and relies on an order of block starts that CUDA
- * does not promise: a measured option, not the default (see OUT_ATOMIC_FLAG).
+ * A block owns BN rows of W (128 at M <= 8, 64 above) and streams its K through
+ * 2 cp.async slots of 2 groups.  dp: one block per tile, all of K.  splitk:
+ * S slices of K too (about one wave), adding into C that zero_c zeroed (PDL
+ * overlaps the two).  splitk_det: slices to a workspace, summed in a fixed
+ * order.  splitk_flag: C zeroed inside the GEMM, on a block order CUDA does
+ * not promise (measured, not the default).
  *
  * Measured (H100, 8192 x 8192, S = 4, cuBLAS fp16 ~50 us): splitk ~18.7 us
  * at M = 1..8 (~2.7x), ~19.3 us at M = 16 (~2.6x).  The lesson is
- * docs/v16_splitk_w4a16.md; the variants measured and not kept are in
- * docs/notes/v16_splitk_w4a16.md.
+ * docs/v16_splitk_w4a16.md; the variants not kept, docs/notes/v16_splitk_w4a16.md.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -75,7 +58,7 @@ template <bool M_HI> using StageOf = Stage<M_HI ? 16 : 8, warps_of<M_HI>()>;
 template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(StageOf<M_HI>); }   // 40 KB (M <= 8), 32 KB (M > 8)
 // A slot 16 bytes off a 128-byte boundary measured ~20% slower (see the doc's pitfalls).
 static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
-static_assert(smem_bytes<false>() <= 227 * 1024 && smem_bytes<true>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
+static_assert(smem_bytes<false>() <= 48 * 1024 && smem_bytes<true>() <= 48 * 1024, "more would need cudaFuncSetAttribute");
 
 // What a block does with its tile: store it (dp), add it into C that zero_c
 // zeroed (splitk), write it to its split's slice of a workspace (splitk_det),
@@ -92,14 +75,11 @@ template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, 
     return r;
 }
 
-// Eight nibbles of one word (columns c..c+7 in w4a16's order: nibble i holds
-// column c + {0,2,4,6,1,3,5,7}[i]) -> four half2 of (q - z), exact.  OR-ing a
-// nibble into the mantissa of 1024.0 (0x6400, passed in a register as magic)
-// gives the fp16 number 1024 + q; a nibble at bits 4-7 gives 1024 + 16q.  One
-// mask reaches two nibbles 16 bits apart (i and i + 4), which in this order
-// are adjacent columns: the pairs come out as (0,1) (2,3) (4,5) (6,7), the
-// order of A in memory.  z is an integer 0..15 (kl_quant_int4), so 1024 + z
-// is exact in fp16.  9 instructions per 8 weights.
+// Eight nibbles of one word (w4a16's order) -> four half2 of (q - z), exact:
+// a nibble OR-ed into the mantissa of 1024.0 (magic = 0x6400 twice) is the
+// fp16 number 1024 + q (1024 + 16q at bits 4-7).  One mask reaches nibbles i
+// and i + 4, adjacent columns in this order: the pairs come out (0,1) (2,3)
+// (4,5) (6,7), as A lies in memory.  9 instructions per 8 weights.
 __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const __half2 sixteenth = __float2half2_rn(1.0f / 16.0f);
     b[0] = h2u(__hsub2(u2h(and_or<0x000F000F>(v, magic)), z1024));             // (1024+q) - (1024+z)
@@ -114,12 +94,10 @@ __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z10
 // XOR the 8 threads of a quarter-warp would hit only 2 of the 8 bank groups.
 __device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 1); }
 
-// One block: BN columns of C (128 or 64), all M rows, its split's stages of K.
-// The weights are the 16-row operand of the mma (A in PTX's names) and the
-// activations the 8-column one (B): M <= 8 needs one mma per 16 x 16 of W,
-// M = 9..16 two (M_HI: activation rows 8..15 are real).  ZP: K / 128 is
-// even, and a row's zeros (and scales) of a stage's two groups are one
-// 4-byte load.
+// One block: BN columns of C, all M rows, its split's stages of K.  W is the
+// mma's 16-row operand (PTX's A), the activations its 8-column one (B); M_HI:
+// M = 9..16, two mma per 16 x 16 of W.  ZP: K / 128 is even, and a row's
+// zeros (and scales) of a stage's two groups are one 4-byte load.
 template <bool M_HI, bool ZP>
 __global__ void __launch_bounds__(warps_of<M_HI>() * 32, min_blocks<M_HI>())
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
@@ -140,12 +118,9 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     const __half *zeros = reinterpret_cast<const __half *>(p.zeros), *scales = reinterpret_cast<const __half *>(p.scales);
     griddep_launch_dependents();   // splitk_det's sum_splits may launch now (it waits for us)
 
-    // Thread (g, t) owns W rows nbase + g and + 8: it copies and dequantizes
-    // their bytes 16t..16t+15 of each group (columns 32t..32t+31), and scales
-    // their sums: mma rows g and g + 8 are C fragment rows g and g + 8.  Rows
-    // past N are clamped: loaded (in bounds), computed with, never stored.
-    // Every address moves by a fixed stride from one group to the next, so
-    // the row pointers are made once, here, and pinned (see pin()).
+    // Thread (g, t) owns W rows nbase + g and + 8: it copies, dequantizes and
+    // scales their bytes 16t..16t+15 of each group.  Rows past N are clamped
+    // (loaded, never stored).  Addresses are made once and pinned (ptx.h).
     const uint8_t *wsrc[ROWS];   // this thread's 16 bytes of group 0 of row j
     int zs[ROWS];   // index of row j's zero and scale of group 0: one 32-bit offset for both arrays (N x K / 128 < 2^31)
 #pragma unroll
@@ -156,11 +131,9 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         pin(wsrc[j]);
         pin(zs[j]);
     }
-    // A is copied by the whole block, 16 bytes a thread per copy: chunk i of a
-    // stage is chunk i % 16 of row (i / 16) % AROWS of the stage's group
-    // i / (16 AROWS).  Rows past M are zero-filled (their copies read
-    // nothing; the address stays in row M-1).  At M <= 8 every thread copies
-    // one chunk per stage, at M > 8 four (4 warps).
+    // A is copied by the whole block, 16 bytes a copy: chunk i of a stage is
+    // chunk i % 16 of row (i / 16) % AROWS of group i / (16 AROWS).  Rows past
+    // M are zero-filled (nothing read).  1 copy per thread at M <= 8, 4 above.
     constexpr int ACHUNKS = KG * AROWS * 16;
     constexpr int ACOPY = (ACHUNKS + NW * 32 - 1) / (NW * 32);   // chunks per thread
     const __half *asrc[ACOPY];
@@ -213,10 +186,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         }
         cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
     };
-    // Zero and scale of this thread's rows, one stage ahead in registers.
-    // 2 bytes per row and group: they go through L1, where one 32-byte sector
-    // serves 16 groups.  ZP: two groups of a row in one 4-byte load, packed
-    // in one register (8 fewer registers at KG = 2; see the launch bounds).
+    // Zero and scale of this thread's rows, one stage ahead in registers,
+    // through L1 (a 32-byte sector serves 16 groups); ZP: two groups a load.
     auto load_zs = [&](int i, __half z[KG][ROWS], __half s[KG][ROWS]) {
         if (i < end)
 #pragma unroll
@@ -320,10 +291,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             for (int j = 0; j < ROWS; ++j) z[kg][j] = z_next[kg][j], s[kg][j] = s_next[kg][j];
     }
 
-    // Write this block's tile: plainly (dp), added into C (splitk, splitk_flag),
-    // or into this split's own slice of the workspace (splitk_det).  Before
-    // adding, C must be zero: splitk waits for zero_c to have finished (it
-    // did long ago), splitk_flag for the tile's split-0 block.
+    // Write the tile (see OUT_*).  Before adding, C must be zero: splitk waits
+    // for zero_c to have finished (long ago), splitk_flag for split 0's block.
     if (mode == OUT_ATOMIC) griddep_wait();
     if (mode == OUT_ATOMIC_FLAG && split != 0) {
         if (threadIdx.x == 0)
@@ -344,9 +313,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #endif
 }
 
-// splitk's first kernel: C = 0.  The GEMM after it is launched with PDL, so
-// it may start once every block here has started, and it waits for this
-// kernel to finish (griddep_wait) only before its atomics.
+// splitk's first kernel: C = 0.  The GEMM after it (PDL) starts once every
+// block here has started, and waits for this kernel only before its atomics.
 __global__ void zero_c(float *c, size_t mn) {
     griddep_launch_dependents();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x)
@@ -364,10 +332,8 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
 }
 
 // ---- the launcher ------------------------------------------------------------
-// The four instantiations: M > 8 or not, zeros and scales in pairs (ZP) or
-// one at a time.  ZP needs every stage's first group at an even index of a
-// row's KG groups and of the arrays: KG even and G = K / 128 even.
-// Each comes with its block: threads, BN rows of W, shared memory.
+// The four instantiations (M > 8 or not; ZP where G = K / 128 is even), each
+// with its block: threads, BN rows of W, shared memory.
 typedef void (*mma_kernel)(kl_w4a16_args, float *, int, int, unsigned *, unsigned);
 struct MmaKernel {
     mma_kernel fn;
@@ -379,10 +345,8 @@ static MmaKernel pick_kernel(int m, int k) {
     return {zp ? w4a16_mma<false, true> : w4a16_mma<false, false>, warps_of<false>() * 32, bn_of<false>(), smem_bytes<false>()};
 }
 
-// Measured best S per shape (results/h100-80gb-hbm3/sweeps/step16.md, made by
-// sweep_split.sh) for M <= 1, 2, 4, 8, 16.  Other shapes: the most slices
-// whose blocks all fit on the GPU at once (one wave), which the sweep picks at
-// 7 of its 8 shapes.
+// Measured best S for M <= 1, 2, 4, 8, 16 (sweep_split.sh; results/h100-80gb-hbm3/
+// sweeps/step16.md).  Other shapes: the most slices that fit in one wave.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
     {4096, 4096, {8, 8, 8, 8, 6}},
     {8192, 8192, {4, 4, 4, 4, 4}},   // M <= 8: side-by-side runs chose 4 (S = 6 is within 0.1 us in the sweep)
@@ -409,31 +373,19 @@ static int pick_split(int m, int n, int k) {
 // Launch k<<<grid, block, smem, s>>>(args...), with the PDL attribute if pdl.
 template <typename... P, typename... Args>
 static void launch_k(void (*k)(P...), dim3 grid, dim3 block, int smem, cudaStream_t s, bool pdl, Args... args) {
-    cudaLaunchAttribute attr;
+    cudaLaunchAttribute attr = {};
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = pdl ? 1 : 0;
+    cudaLaunchConfig_t cfg = {grid, block, (size_t)smem, s, &attr, pdl ? 1u : 0u};
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, args...));
     KL_CHECK_LAUNCH();
 }
 
-// Once: the kernels' shared memory (over 48 KB a kernel must ask for it: a
-// -D build may), and whether PDL can be used: it needs the kernels' machine
-// code to be sm_90 or later (griddep_wait is compiled out before), not only the GPU.
+// Whether PDL can be used (asked once): it needs the kernels' machine code to
+// be sm_90 or later (griddep_wait is compiled out before), not only the GPU.
 static bool prepare() {
     static int ok = -1;
     if (ok < 0) {
-        for (int m : {1, 16})
-            for (int k : {GROUP, 2 * GROUP}) {
-                const MmaKernel kern = pick_kernel(m, k);
-                CUDA_CHECK(cudaFuncSetAttribute(kern.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, kern.smem));
-            }
         cudaFuncAttributes fa;
         CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true, true>));
         ok = fa.binaryVersion >= 90;
@@ -441,9 +393,8 @@ static bool prepare() {
     return ok;
 }
 
-// splitk_flag's flags, one per tile of C, and the epoch that marks this launch's:
-// a flag that holds an older epoch (or the 0 it starts with) is not raised.
-// The buffer grows with the largest N seen; the epoch wraps after 2^32 launches.
+// splitk_flag's flags, one per tile of C (grown with N), and this launch's
+// epoch: a flag that holds an older one (or 0) is not raised.
 static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
     static unsigned *flags = nullptr, last = 0;
     static int have = 0;
@@ -478,18 +429,14 @@ static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
 }
 
 static int accepts(const kl_problem *p, char *msg, size_t len) {
-    if (p->k % GROUP) {
-        snprintf(msg, len, "-k %d: this step needs K to be a multiple of %d (whole quantization groups)", p->k, GROUP);
-        return 1;
-    }
-    if (p->m > 16) {
-        snprintf(msg, len, "-m %d: this step is for skinny GEMMs, M = 1..16 (two n8 mma tiles of rows)", p->m);
-        return 1;
-    }
+    if (p->k % GROUP)
+        return snprintf(msg, len, "-k %d: this step needs K to be a multiple of %d (whole quantization groups)", p->k, GROUP), 1;
+    if (p->m > 16)
+        return snprintf(msg, len, "-m %d: this step is for skinny GEMMs, M = 1..16 (two n8 mma tiles of rows)", p->m), 1;
     return 0;
 }
 
-static int mode_dp = OUT_STORE, mode_splitk = OUT_ATOMIC, mode_det = OUT_PARTIAL, mode_flag = OUT_ATOMIC_FLAG;
+static int modes[4] = {OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG};
 
 int main(int argc, char **argv) {
     kl_step step = {};
@@ -498,12 +445,11 @@ int main(int argc, char **argv) {
     step.min_cc = 80;   // mma.sync m16n8k16 with fp16 operands
     step.accepts = accepts;
     const char *names[4] = {"dp", "splitk", "splitk_det", "splitk_flag"};
-    int *modes[4] = {&mode_dp, &mode_splitk, &mode_det, &mode_flag};
     for (int i = 0; i < 4; ++i) {
         step.kernels[i].op = &kl_op_w4a16;
         step.kernels[i].variant = names[i];
         step.kernels[i].w4a16 = launch;
-        step.kernels[i].ctx = modes[i];
+        step.kernels[i].ctx = &modes[i];
     }
     step.opts[0] = {"split", "SplitK factor of the splitk variants (0: the measured table)", &g_split, 0,
                     KL_W4A16_MAX_SPLIT};
