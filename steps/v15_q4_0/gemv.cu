@@ -1,31 +1,22 @@
 /*
  * Step 15 - llama.cpp's q4_0: dequantize kernels, then a fused GEMV.
  *
- * Format (common/quant.h): each row is K/32 blocks of 18 bytes: an fp16 scale
- * d, then 16 bytes; byte j holds column j in bits 0-3 and column j+16 in bits
- * 4-7; w = (q - 8) * d.  4.5 bits per weight, and blocks are only 2-byte
- * aligned: no 16-byte loads straight from a block.
+ * Format (common/quant.h): a row is K/32 blocks of 18 bytes, an fp16 scale d
+ * and 16 bytes of nibbles (byte j: column j low, column j+16 high); w = (q - 8)
+ * * d.  4.5 bits per weight, and blocks are only 2-byte aligned.
  *
- * Lesson 1, dequantize q4_0 -> fp16 [N][K] (reads 18, writes 64 bytes a block):
- * one_thread_blocks (llama.cpp's first kernel: <<<blocks, 1>>>, at most 32
- * threads an SM), thread_per_qblock (256 threads, one q4_0 block each: high
- * occupancy, scattered 1-byte loads) and warp_coalesced (four threads a
- * block: a warp reads 144 contiguous bytes and writes 512).
- * Lesson 2, "fused": never write fp16 weights.  A block takes 4 rows; its
- * warps split K, each staging its next 32*BPL blocks of the 4 rows in shared
- * memory with copies as wide as the rows' alignment allows (16-byte cp.async
- * when K % 256 == 0, 4-byte when K % 64 == 0, else 2); lane l then takes
- * blocks l, l+32, ... with step 14's arithmetic (one PRMT makes the float
- * 128 + q; sum x (q - 8) = sum x (128 + q) - 136 sum x), and the warps' sums
- * meet in shared memory.  A launch table picks the pass size, stages and an
- * L2 prefetch by size, and one-warp blocks where their grid fits in one wave.
+ * Lesson 1, dequantize q4_0 -> fp16: one thread per block of the grid
+ * (llama.cpp's first kernel), one thread per q4_0 block (scattered 1-byte
+ * loads), four threads per q4_0 block (a warp reads 144 contiguous bytes).
+ * Lesson 2, "fused": never write fp16 weights.  Each warp of a block stages
+ * its passes of the block's 4 rows in shared memory with copies as wide as
+ * the rows' alignment allows, and does step 14's arithmetic on them; the warps
+ * split K and meet in shared memory.  A table picks the launch by size.
  *
  * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3050 GB/s, 3.8x under
- * cuBLAS fp16's ~187 us; dequantize first and you move 512 MiB more before
- * cuBLAS starts.  Measured (H100): 21.7 us at 8192^2 (2.30x cuBLAS), 59.2 us
- * at 16384^2 (3.19x, 83% of the read ceiling).  The lesson is
- * docs/v15_q4_0.md; the runs behind the launch table are in
- * docs/notes/v15_q4_0.md.
+ * cuBLAS fp16's ~187 us.  Measured (H100): 21.7 us at 8192^2 (2.30x cuBLAS),
+ * 59.2 us at 16384^2 (3.19x, 83% of the read ceiling).  The lesson is
+ * docs/v15_q4_0.md; the runs behind the launch table, docs/notes/v15_q4_0.md.
  *
  * Build and run:   make step15 && ./step15
  *                  ./step15 -n 1000 -k 992 --check-only
@@ -105,16 +96,11 @@ __device__ __forceinline__ void cp_async(void *smem, const void *gmem) {
 }
 
 // A block takes Rows rows and its Warps warps split their K: warp w takes
-// passes w, w + Warps, w + 2 Warps, ..., a pass being SB = 32*Bpl blocks of
-// each of the Rows rows.  The warps' partial sums meet in shared memory at the
-// end.  Why split K inside the block rather than give each warp its own rows:
-// a block is then Rows rows long, not Warps*Rows, so there are Warps times
-// more blocks, each Warps times shorter, and the last wave of blocks is short
-// (the doc counts the waves).  Stages passes are in flight per warp (a ring of
-// cp.async buffers).  T is the width of the staging copies: uint4 when rows
-// start 16-byte aligned (K % 256 == 0), uint32_t when 4-byte aligned (K % 64
-// == 0), both by cp.async; else uint16_t: plain loads and stores (cp.async has
-// no 2-byte form), synchronous.
+// passes w, w + Warps, ..., a pass being SB = 32*Bpl blocks of each row, with
+// Stages passes in flight (a ring of cp.async buffers); the partial sums meet
+// in shared memory.  Splitting K, not rows, makes Warps times more, shorter
+// blocks: a shorter last wave.  T, the staging copy: uint4 (K % 256 == 0) or
+// uint32_t (K % 64 == 0) by cp.async, else uint16_t by plain loads and stores.
 template <typename T, int Rows, int Bpl, int Warps, int Stages, bool Prefetch>
 __global__ void __launch_bounds__(32 * Warps)
 qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ x, __half *__restrict__ y,
@@ -172,12 +158,9 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     };
 
 #if __CUDA_ARCH__ >= 900
-    // Prefetch: the block's rows are one contiguous run of Rows*K*18/32 bytes;
-    // one instruction asks L2 for all of it at once (16-byte aligned, a
-    // multiple of 16 bytes when K % 256 == 0), so the DRAM reads of every pass
-    // start now and the cp.async copies below find them in L2.  With ahead > 0
-    // lane 1 does the same for block blockIdx.x + ahead, which starts about a
-    // wave of blocks later (ahead = the blocks resident at once).
+    // Prefetch: one instruction asks L2 for the block's rows, one contiguous
+    // run of Rows*K*18/32 bytes, so every pass's DRAM reads start now.  With
+    // ahead > 0 lane 1 does the same for the block a wave later.
     if constexpr (Prefetch && sizeof(T) == 16)
         if (warp == 0 && lane < 2 && (lane == 0 || ahead > 0) && blockIdx.x + lane * ahead < gridDim.x) {
             const int r = (blockIdx.x + lane * ahead) * Rows;
@@ -314,12 +297,10 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
     KL_CHECK_LAUNCH();
 }
 
-// The fused kernel's launch configurations: (Rows, Bpl, Warps, Stages,
-// Prefetch: 0 none, 1 the block's rows, 2 those and a wave ahead).  -D flags
-// (tools/sweep.sh) make one configuration for every size; otherwise the list
-// below is compiled, --rows/--bpl/--warps/--stages/--prefetch (Prefetch + 1)
-// pick the first entry that matches for every size, and by default
-// fused_table() picks one by size.
+// The fused kernel's configurations (Rows, Bpl, Warps, Stages, Prefetch: 0
+// none, 1 the block's rows, 2 and a wave ahead): -D flags compile one; else
+// the list below, from which --rows ... --prefetch (Prefetch + 1) or, by
+// default, fused_table() picks.
 #if defined(ROWS) || defined(BPL) || defined(WARPS) || defined(STAGES) || defined(PREFETCH)
 #ifndef ROWS
 #define ROWS 4
@@ -372,20 +353,13 @@ static const fused_cfg cfgs[] = {FUSED_CONFIGS};
 static const int ncfgs = (int)(sizeof cfgs / sizeof cfgs[0]);
 static int opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch;   // --rows ... (0: by size)
 
-// By size (the H100 measurements are in the doc): four rows per block.  With
-// rows for four waves or more of one-warp blocks (a vocabulary projection),
-// each warp keeps its four rows and its K: the last wave is a small part of
-// the time, and two passes per warp overlap.  When the one-warp blocks (Bpl
-// 1, two stages) fit in one wave and fill at least a quarter of it, those:
-// every block starts at once.  Otherwise four warps split K: up to K = 8192
-// one pass each (Bpl = K / 4096, one stage) and the block's rows prefetched
-// into L2; above, Bpl = 1, two stages, no prefetch.
+// The first compiled configuration that matches (0: any; prefetch as Prefetch + 1), or -1.
 static int fused_find(int rows, int bpl, int warps, int stages, int prefetch) {
     for (int c = 0; c < ncfgs; ++c)
-        if (cfgs[c].rows == rows && cfgs[c].bpl == bpl && cfgs[c].warps == warps && cfgs[c].stages == stages &&
-            cfgs[c].prefetch == prefetch)
+        if ((!rows || cfgs[c].rows == rows) && (!bpl || cfgs[c].bpl == bpl) && (!warps || cfgs[c].warps == warps) &&
+            (!stages || cfgs[c].stages == stages) && (!prefetch || cfgs[c].prefetch == prefetch - 1))
             return c;
-    return 0;
+    return -1;
 }
 // One-warp blocks of (4, B, 1, 2, none) that the GPU holds at once, for the
 // copy width that K allows (as launch_cfg picks it).
@@ -395,25 +369,22 @@ static int one_warp_wave(int k) {
            : k % 64 == 0  ? blocks_at_once<uint32_t, 4, B, 1, 2, false>()
                           : blocks_at_once<uint16_t, 4, B, 1, 2, false>();
 }
+// By size (the doc's launch table, measured on the H100): four rows a block;
+// one-warp blocks for four waves or more, or when they fill a quarter to all
+// of one wave; else four warps split K, one prefetched pass each up to
+// K = 8192, two stages of Bpl 1 above.
 static int fused_table(int n, int k) {
     if (ncfgs == 1) return 0;                      // -D flags: the one configuration
     const int blocks = (n + 3) / 4;                // one block per 4 rows
-    if (blocks >= 4 * one_warp_wave<2>(k)) return fused_find(4, 2, 1, 2, 0);   // very tall: many waves
+    if (blocks >= 4 * one_warp_wave<2>(k)) return fused_find(4, 2, 1, 2, 1);   // very tall: many waves
     const int wave1 = one_warp_wave<1>(k);
-    if (blocks <= wave1 && 4 * blocks >= wave1) return fused_find(4, 1, 1, 2, 0);   // one wave, at least a quarter full
-    if (k <= 8192) return fused_find(4, k <= 4096 ? 1 : 2, 4, 1, 1);
-    return fused_find(4, 1, 4, 2, 0);
+    if (blocks <= wave1 && 4 * blocks >= wave1) return fused_find(4, 1, 1, 2, 1);   // one wave, at least a quarter full
+    if (k <= 8192) return fused_find(4, k <= 4096 ? 1 : 2, 4, 1, 2);
+    return fused_find(4, 1, 4, 2, 1);
 }
 
 static bool fused_options() { return opt_rows | opt_bpl | opt_warps | opt_stages | opt_prefetch; }
-static int fused_by_options() {
-    for (int c = 0; c < ncfgs; ++c)
-        if ((!opt_rows || cfgs[c].rows == opt_rows) && (!opt_bpl || cfgs[c].bpl == opt_bpl) &&
-            (!opt_warps || cfgs[c].warps == opt_warps) && (!opt_stages || cfgs[c].stages == opt_stages) &&
-            (!opt_prefetch || cfgs[c].prefetch == opt_prefetch - 1))
-            return c;
-    return -1;
-}
+static int fused_by_options() { return fused_find(opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch); }
 
 // Options that name no compiled configuration are refused before the GPU is touched.
 static int accepts(const kl_problem *p, char *msg, size_t len) {

@@ -14,7 +14,7 @@
 # BLOCKS_PER_SM_HI (4) are what the occupancy calculator gives for the two
 # kernels' registers: see `make regs STEP=16`.  SHAPES="8192x8192 4096x4096"
 # limits "run" to those shapes (several runs may append to one RAW.csv).
-# A build with other blocks (-DWARPS=4: BN = 64 at M <= 8) may want other
+# A build with other blocks (-DWARPS_HI=8: BN_HI = 128) may want other
 # S: S_MULT=2 doubles every S tried (and give "table" that build's BN).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -2,64 +2,42 @@
  * Step 16 - W4A16 skinny GEMM, M = 1..16: dequantize int4 weights in
  * registers, multiply on the tensor cores, and split K across blocks.
  *
- * C[M][N] (fp32) = A[M][K] (fp16) x dequant(W)[N][K]^T, W in the int4 format
- * of quant.h (two columns per byte; fp16 scale s and zero z per 128 columns;
- * w = (q - z) * s) in w4a16's nibble order: each 4-byte word holds its 8
- * columns as 0 2 4 6 1 3 5 7 from the lowest nibble up, so that one mask
- * reaches two adjacent columns (dequant8).  The harness makes that order
- * once, on the host, as one repacks a model's weights for a kernel.
+ * C[M][N] (fp32) = A[M][K] (fp16) x dequant(W)[N][K]^T, W in quant.h's int4
+ * format (fp16 scale s and zero z per 128 columns, w = (q - z) * s), each
+ * word's 8 nibbles in w4a16's order 0 2 4 6 1 3 5 7 (the harness repacks once).
  *
- * Napkin math at N = K = 8192: the weights are 32 MB of nibbles plus 2 MB of
- * scales and zeros; A and C are noise.  Read cold at ~3 TB/s that is ~11 us,
- * the floor.  cuBLAS fp16 on the dequantized weights reads 128 MB: ~43 us at
- * best (it takes ~50).  At M = 16 every weight is used 16 times: 64 FLOPs per
- * byte of nibbles, so 3 TB/s needs 190 TFLOPS; the FP32 cores give 67 (and
- * must dequantize too), the tensor cores (mma.sync m16n8k16, fp16 in, fp32
- * out) several hundred.  So: dequantize into mma fragments in registers and
- * let the tensor cores do the FMAs.  W is the mma's 16-row operand and A its
- * 8-column one, so no tensor-core row is padding: one mma per 16 x 16 weights
- * at M <= 8, two at M = 9..16.
+ * Napkin math at N = K = 8192: 34 MB of nibbles, scales and zeros, ~11 us at
+ * ~3 TB/s; cuBLAS fp16 on the dequantized weights reads 128 MB (~50 us).  At
+ * M = 16 that is 64 FLOPs per byte, 190 TFLOPS at 3 TB/s: more than the FP32
+ * cores' 67, so the weights are dequantized into mma.sync m16n8k16 fragments
+ * (W the 16-row operand, A the 8-column one) and the tensor cores multiply.
  *
- * Pipeline: cp.async copies a stage (KG = 2 groups of 128 k of the block's
- * rows of W, and of A) into one of STAGES = 2 slots of shared memory while
- * the other is multiplied; zeros and scales come a stage ahead in registers.
- *
- * Decomposition: a block owns BN columns of C (rows of W) and all M rows:
- * 128 with 8 warps at M <= 8, 64 with 4 warps at M > 8.  "dp" gives each
- * block all of K: 8192 / 128 = 64 blocks for 132 SMs.  SplitK also cuts K into
- * S slices (tiles x S blocks, about one wave: the split table below), and
- * each block adds its partial tile into C ("splitk": atomicAdd into a C that
- * a small kernel zeroed first, overlapped through programmatic dependent
- * launch) or writes it to a workspace that a second kernel sums in a fixed
- * order ("splitk_det": the same bits every run).  "splitk_flag" zeroes C
- * inside the GEMM instead, and relies on an order of block starts that CUDA
- * does not promise: a measured option, not the default (see OUT_ATOMIC_FLAG).
+ * A block owns BN rows of W (128 at M <= 8, 64 above) and streams its K through
+ * 2 cp.async slots of 2 groups.  dp: one block per tile, all of K.  splitk:
+ * S slices of K too (about one wave), adding into C that zero_c zeroed (PDL
+ * overlaps the two).  splitk_det: slices to a workspace, summed in a fixed
+ * order.  splitk_flag: C zeroed inside the GEMM, on a block order CUDA does
+ * not promise (measured, not the default).
  *
  * Measured (H100, 8192 x 8192, S = 4, cuBLAS fp16 ~50 us): splitk ~18.7 us
  * at M = 1..8 (~2.7x), ~19.3 us at M = 16 (~2.6x).  The lesson is
- * docs/v16_splitk_w4a16.md; the variants measured and not kept are in
- * docs/notes/v16_splitk_w4a16.md.
+ * docs/v16_splitk_w4a16.md; the variants not kept, docs/notes/v16_splitk_w4a16.md.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
  *                  ./step16 -n 8192 -k 8192 --split 4
  */
 #include "kl.h"
+#include "ptx.h"   // cp.async, mma.sync, pin, PDL and flag wrappers
 #include <cuda_fp16.h>
 #include <cstddef>
 
-#ifndef WARPS
-#define WARPS 8      // warps per block of the M <= 8 kernel, side by side along N: BN = 8 x 16 = 128 rows of W
-#endif
 #ifndef WARPS_HI
-#define WARPS_HI 4   // the same for the M > 8 kernel: BN = 64 rows of W
+#define WARPS_HI 4   // warps per block of the M > 8 kernel, side by side along N: BN = 64 rows of W
 #endif
-#ifndef KG
-#define KG 2         // groups of 128 k per pipeline stage: one wait and one barrier per KG groups
-#endif
-#ifndef STAGES
-#define STAGES 2     // stages in shared memory: STAGES - 1 of them in flight while one is used
-#endif
+#define WARPS 8      // the same for the M <= 8 kernel: BN = 8 x 16 = 128 rows of W
+#define KG 2         // groups of 128 k per pipeline stage: one wait and one barrier per 2 groups
+#define STAGES 2     // slots of shared memory: one is filled while the other is used
 #define GROUP 128    // KL_INT4_GROUP: one scale and one zero per 128 columns of W
 #define ROWS 2       // W rows per thread: g and g + 8 of its warp's m16 tile
 // The two kernels' block shapes: warps, BN rows of W (columns of C), and the
@@ -67,9 +45,7 @@
 template <bool M_HI> __host__ __device__ constexpr int warps_of() { return M_HI ? WARPS_HI : WARPS; }
 template <bool M_HI> __host__ __device__ constexpr int bn_of() { return warps_of<M_HI>() * 16; }
 template <bool M_HI> constexpr int min_blocks() { return 16 / warps_of<M_HI>() > 1 ? 16 / warps_of<M_HI>() : 1; }
-static_assert(WARPS >= 1 && WARPS * 32 <= 1024 && WARPS_HI >= 1 && WARPS_HI * 32 <= 1024, "a block has at most 1024 threads");
-static_assert(KG >= 1 && KG <= 4, "KG groups of 128 k per stage");
-static_assert(STAGES >= 2, "a pipeline needs a stage to fill while one is used");
+static_assert(WARPS_HI >= 1 && WARPS_HI * 32 <= 1024, "a block has at most 1024 threads");
 static_assert(GROUP == 4 * 32, "4 threads x 32 nibbles cover one group of a row");
 
 // One pipeline stage: KG groups (128 k each) of the block's BN rows of W and
@@ -82,43 +58,28 @@ template <bool M_HI> using StageOf = Stage<M_HI ? 16 : 8, warps_of<M_HI>()>;
 template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(StageOf<M_HI>); }   // 40 KB (M <= 8), 32 KB (M > 8)
 // A slot 16 bytes off a 128-byte boundary measured ~20% slower (see the doc's pitfalls).
 static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
-static_assert(smem_bytes<false>() <= 227 * 1024 && smem_bytes<true>() <= 227 * 1024, "shared memory of one block is at most 227 KB");
+static_assert(smem_bytes<false>() <= 48 * 1024 && smem_bytes<true>() <= 48 * 1024, "more would need cudaFuncSetAttribute");
 
-// What a block does with its tile: store it (dp), add it into C (splitk:
-// zero_c has zeroed C), write it to its split's slice of the workspace
-// (splitk_det), or add it into C after the tile's split-0 block zeroed it.
-// OUT_ATOMIC_FLAG (splitk_flag): the blocks of split 0 zero their tile first
-// and raise flags[tile] to this launch's epoch; the other splits wait for it
-// before their atomics, at the end.  That cannot hang only because the GPU
-// starts blocks in order of their linear index, so every split-0 block
-// (blockIdx.y == 0) runs before any block that waits for one: what the
-// hardware does, not a promise of the CUDA programming model.
+// What a block does with its tile: store it (dp), add it into C that zero_c
+// zeroed (splitk), write it to its split's slice of a workspace (splitk_det),
+// or add it into C after the tile's split-0 block zeroed it and raised
+// flags[tile] (splitk_flag: safe only because the GPU starts blocks in index
+// order, which CUDA does not promise).
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
 
-// PTX wrappers, defined at the end of the file.
-__device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem);              // W: 16 B, whole L2 line fetched
-__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes);     // A: 16 B, zero-filled past `bytes`
-__device__ __forceinline__ void cp_async_commit();
-template <int N> __device__ __forceinline__ void cp_async_wait();                           // all but N groups landed
-__device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                          uint32_t b0, uint32_t b1);                          // D += A(16x16) B(16x8)
-template <typename T> __device__ __forceinline__ void pin(T &v);                            // keep v in a register
-template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits);   // one LOP3
-__device__ __forceinline__ void griddep_wait();                  // PDL: the kernel before has finished
-__device__ __forceinline__ void griddep_launch_dependents();     // PDL: the kernel after may launch
-__device__ __forceinline__ void flag_release(unsigned *f, unsigned v);
-__device__ __forceinline__ unsigned flag_acquire(const unsigned *f);
-__device__ __forceinline__ uint32_t h2u(__half2 h) { return *reinterpret_cast<uint32_t *>(&h); }
-__device__ __forceinline__ __half2 u2h(uint32_t u) { return *reinterpret_cast<__half2 *>(&u); }
+// (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
+// instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
+template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
+    uint32_t r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "n"(MASK), "r"(bits));
+    return r;
+}
 
-// Eight nibbles of one word (columns c..c+7 in w4a16's order: nibble i holds
-// column c + {0,2,4,6,1,3,5,7}[i]) -> four half2 of (q - z), exact.  OR-ing a
-// nibble into the mantissa of 1024.0 (0x6400, passed in a register as magic)
-// gives the fp16 number 1024 + q; a nibble at bits 4-7 gives 1024 + 16q.  One
-// mask reaches two nibbles 16 bits apart (i and i + 4), which in this order
-// are adjacent columns: the pairs come out as (0,1) (2,3) (4,5) (6,7), the
-// order of A in memory.  z is an integer 0..15 (kl_quant_int4), so 1024 + z
-// is exact in fp16.  9 instructions per 8 weights.
+// Eight nibbles of one word (w4a16's order) -> four half2 of (q - z), exact:
+// a nibble OR-ed into the mantissa of 1024.0 (magic = 0x6400 twice) is the
+// fp16 number 1024 + q (1024 + 16q at bits 4-7).  One mask reaches nibbles i
+// and i + 4, adjacent columns in this order: the pairs come out (0,1) (2,3)
+// (4,5) (6,7), as A lies in memory.  9 instructions per 8 weights.
 __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const __half2 sixteenth = __float2half2_rn(1.0f / 16.0f);
     b[0] = h2u(__hsub2(u2h(and_or<0x000F000F>(v, magic)), z1024));             // (1024+q) - (1024+z)
@@ -133,12 +94,10 @@ __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z10
 // XOR the 8 threads of a quarter-warp would hit only 2 of the 8 bank groups.
 __device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 1); }
 
-// One block: BN columns of C (128 or 64), all M rows, its split's stages of K.
-// The weights are the 16-row operand of the mma (A in PTX's names) and the
-// activations the 8-column one (B): M <= 8 needs one mma per 16 x 16 of W,
-// M = 9..16 two (M_HI: activation rows 8..15 are real).  ZP: K / 128 is
-// even, and a row's zeros (and scales) of a stage's two groups are one
-// 4-byte load.
+// One block: BN columns of C, all M rows, its split's stages of K.  W is the
+// mma's 16-row operand (PTX's A), the activations its 8-column one (B); M_HI:
+// M = 9..16, two mma per 16 x 16 of W.  ZP: K / 128 is even, and a row's
+// zeros (and scales) of a stage's two groups are one 4-byte load.
 template <bool M_HI, bool ZP>
 __global__ void __launch_bounds__(warps_of<M_HI>() * 32, min_blocks<M_HI>())
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
@@ -153,18 +112,15 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     const int g = lane / 4, t = lane % 4;      // PTX's groupID and threadID_in_group
     const int M = p.m, N = p.n, K = p.k, G = K / GROUP, NST = (G + KG - 1) / KG;   // NST stages in K
     const int split = blockIdx.y;
-    const int first = (int)((long long)NST * split / splits), end = (int)((long long)NST * (split + 1) / splits), step = 1;
+    const int first = (int)((long long)NST * split / splits), end = (int)((long long)NST * (split + 1) / splits);
     const int nbase = blockIdx.x * BN + warp * 16;   // first W row (column of C) of this warp
     const __half *A = reinterpret_cast<const __half *>(p.a);
     const __half *zeros = reinterpret_cast<const __half *>(p.zeros), *scales = reinterpret_cast<const __half *>(p.scales);
     griddep_launch_dependents();   // splitk_det's sum_splits may launch now (it waits for us)
 
-    // Thread (g, t) owns W rows nbase + g and + 8: it copies and dequantizes
-    // their bytes 16t..16t+15 of each group (columns 32t..32t+31), and scales
-    // their sums: mma rows g and g + 8 are C fragment rows g and g + 8.  Rows
-    // past N are clamped: loaded (in bounds), computed with, never stored.
-    // Every address moves by a fixed stride from one group to the next, so
-    // the row pointers are made once, here, and pinned (see pin()).
+    // Thread (g, t) owns W rows nbase + g and + 8: it copies, dequantizes and
+    // scales their bytes 16t..16t+15 of each group.  Rows past N are clamped
+    // (loaded, never stored).  Addresses are made once and pinned (ptx.h).
     const uint8_t *wsrc[ROWS];   // this thread's 16 bytes of group 0 of row j
     int zs[ROWS];   // index of row j's zero and scale of group 0: one 32-bit offset for both arrays (N x K / 128 < 2^31)
 #pragma unroll
@@ -175,11 +131,9 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         pin(wsrc[j]);
         pin(zs[j]);
     }
-    // A is copied by the whole block, 16 bytes a thread per copy: chunk i of a
-    // stage is chunk i % 16 of row (i / 16) % AROWS of the stage's group
-    // i / (16 AROWS).  Rows past M are zero-filled (their copies read
-    // nothing; the address stays in row M-1).  At M <= 8 every thread copies
-    // one chunk per stage, at M > 8 four (4 warps).
+    // A is copied by the whole block, 16 bytes a copy: chunk i of a stage is
+    // chunk i % 16 of row (i / 16) % AROWS of group i / (16 AROWS).  Rows past
+    // M are zero-filled (nothing read).  1 copy per thread at M <= 8, 4 above.
     constexpr int ACHUNKS = KG * AROWS * 16;
     constexpr int ACOPY = (ACHUNKS + NW * 32 - 1) / (NW * 32);   // chunks per thread
     const __half *asrc[ACOPY];
@@ -223,7 +177,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
                 if (gr + kg >= G) break;   // the last stage of K may be short
 #pragma unroll
                 for (int j = 0; j < ROWS; ++j)
-                    cp_async16_w(st + kg * (NW * ROWS * 32 * 16) + wdst + j * 32 * 16,
+                    cp_async16_line(st + kg * (NW * ROWS * 32 * 16) + wdst + j * 32 * 16,
                                  wsrc[j] + (unsigned)(gr + kg) * (GROUP / 2));
             }
 #pragma unroll
@@ -232,10 +186,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         }
         cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
     };
-    // Zero and scale of this thread's rows, one stage ahead in registers.
-    // 2 bytes per row and group: they go through L1, where one 32-byte sector
-    // serves 16 groups.  ZP: two groups of a row in one 4-byte load, packed
-    // in one register (8 fewer registers at KG = 2; see the launch bounds).
+    // Zero and scale of this thread's rows, one stage ahead in registers,
+    // through L1 (a 32-byte sector serves 16 groups); ZP: two groups a load.
     auto load_zs = [&](int i, __half z[KG][ROWS], __half s[KG][ROWS]) {
         if (i < end)
 #pragma unroll
@@ -256,7 +208,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     };
 
 #pragma unroll
-    for (int k = 0; k < STAGES - 1; ++k) issue(first + k * step, smem + k * (unsigned)sizeof(St));
+    for (int k = 0; k < STAGES - 1; ++k) issue(first + k, smem + k * (unsigned)sizeof(St));
     __half z[KG][ROWS], s[KG][ROWS], z_next[KG][ROWS], s_next[KG][ROWS];
     load_zs(first, z, s);
     if (mode == OUT_ATOMIC_FLAG && split == 0) {   // zero this tile of C while the first loads fly
@@ -280,13 +232,13 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     // splitk_flag, split > 0: thread 0 reads the tile's zero flag during the last stage
     int flag_reader = mode == OUT_ATOMIC_FLAG && split != 0 && threadIdx.x == 0;
     pin(flag_reader);
-    for (int sg = first; sg < end; sg += step) {   // stage sg: groups gr .. gr + KG - 1
+    for (int sg = first; sg < end; ++sg) {   // stage sg: groups gr .. gr + KG - 1
         const int gr = sg * KG;
         cp_async_wait<STAGES - 2>();   // my copies of stage sg have landed ...
         __syncthreads();               // ... and everyone's; and the slot used last is free again
-        issue(sg + (STAGES - 1) * step, smem + (slot == 0 ? STAGES - 1 : slot - 1) * SLOT);
-        load_zs(sg + step, z_next, s_next);
-        if (flag_reader && sg + step >= end)
+        issue(sg + STAGES - 1, smem + (slot == 0 ? STAGES - 1 : slot - 1) * SLOT);
+        load_zs(sg + 1, z_next, s_next);
+        if (flag_reader && sg + 1 >= end)
             zflag = flag_acquire(flags + blockIdx.x);   // the last stage: look now, use it at the end
         const St &st = *reinterpret_cast<const St *>(sm_gen + slot * SLOT);
         slot = slot == STAGES - 1 ? 0 : slot + 1;
@@ -339,10 +291,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             for (int j = 0; j < ROWS; ++j) z[kg][j] = z_next[kg][j], s[kg][j] = s_next[kg][j];
     }
 
-    // Write this block's tile: plainly (dp), added into C (splitk, splitk_flag),
-    // or into this split's own slice of the workspace (splitk_det).  Before
-    // adding, C must be zero: splitk waits for zero_c to have finished (it
-    // did long ago), splitk_flag for the tile's split-0 block.
+    // Write the tile (see OUT_*).  Before adding, C must be zero: splitk waits
+    // for zero_c to have finished (long ago), splitk_flag for split 0's block.
     if (mode == OUT_ATOMIC) griddep_wait();
     if (mode == OUT_ATOMIC_FLAG && split != 0) {
         if (threadIdx.x == 0)
@@ -363,9 +313,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #endif
 }
 
-// splitk's first kernel: C = 0.  The GEMM after it is launched with PDL, so
-// it may start once every block here has started, and it waits for this
-// kernel to finish (griddep_wait) only before its atomics.
+// splitk's first kernel: C = 0.  The GEMM after it (PDL) starts once every
+// block here has started, and waits for this kernel only before its atomics.
 __global__ void zero_c(float *c, size_t mn) {
     griddep_launch_dependents();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x)
@@ -383,10 +332,8 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
 }
 
 // ---- the launcher ------------------------------------------------------------
-// The four instantiations: M > 8 or not, zeros and scales in pairs (ZP) or
-// one at a time.  ZP needs every stage's first group at an even index of a
-// row's KG groups and of the arrays: KG even and G = K / 128 even.
-// Each comes with its block: threads, BN rows of W, shared memory.
+// The four instantiations (M > 8 or not; ZP where G = K / 128 is even), each
+// with its block: threads, BN rows of W, shared memory.
 typedef void (*mma_kernel)(kl_w4a16_args, float *, int, int, unsigned *, unsigned);
 struct MmaKernel {
     mma_kernel fn;
@@ -398,10 +345,8 @@ static MmaKernel pick_kernel(int m, int k) {
     return {zp ? w4a16_mma<false, true> : w4a16_mma<false, false>, warps_of<false>() * 32, bn_of<false>(), smem_bytes<false>()};
 }
 
-// Measured best S per shape (results/h100-80gb-hbm3/sweeps/step16.md, made by
-// sweep_split.sh) for M <= 1, 2, 4, 8, 16.  Other shapes: the most slices
-// whose blocks all fit on the GPU at once (one wave), which the sweep picks at
-// 7 of its 8 shapes.
+// Measured best S for M <= 1, 2, 4, 8, 16 (sweep_split.sh; results/h100-80gb-hbm3/
+// sweeps/step16.md).  Other shapes: the most slices that fit in one wave.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
     {4096, 4096, {8, 8, 8, 8, 6}},
     {8192, 8192, {4, 4, 4, 4, 4}},   // M <= 8: side-by-side runs chose 4 (S = 6 is within 0.1 us in the sweep)
@@ -428,31 +373,19 @@ static int pick_split(int m, int n, int k) {
 // Launch k<<<grid, block, smem, s>>>(args...), with the PDL attribute if pdl.
 template <typename... P, typename... Args>
 static void launch_k(void (*k)(P...), dim3 grid, dim3 block, int smem, cudaStream_t s, bool pdl, Args... args) {
-    cudaLaunchAttribute attr;
+    cudaLaunchAttribute attr = {};
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = (size_t)smem;
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = pdl ? 1 : 0;
+    cudaLaunchConfig_t cfg = {grid, block, (size_t)smem, s, &attr, pdl ? 1u : 0u};
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, k, args...));
     KL_CHECK_LAUNCH();
 }
 
-// Once: the kernels' shared memory (over 48 KB a kernel must ask for it: a
-// -D build may), and whether PDL can be used: it needs the kernels' machine
-// code to be sm_90 or later (griddep_wait is compiled out before), not only the GPU.
+// Whether PDL can be used (asked once): it needs the kernels' machine code to
+// be sm_90 or later (griddep_wait is compiled out before), not only the GPU.
 static bool prepare() {
     static int ok = -1;
     if (ok < 0) {
-        for (int m : {1, 16})
-            for (int k : {GROUP, 2 * GROUP}) {
-                const MmaKernel kern = pick_kernel(m, k);
-                CUDA_CHECK(cudaFuncSetAttribute(kern.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, kern.smem));
-            }
         cudaFuncAttributes fa;
         CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true, true>));
         ok = fa.binaryVersion >= 90;
@@ -460,9 +393,8 @@ static bool prepare() {
     return ok;
 }
 
-// splitk_flag's flags, one per tile of C, and the epoch that marks this launch's:
-// a flag that holds an older epoch (or the 0 it starts with) is not raised.
-// The buffer grows with the largest N seen; the epoch wraps after 2^32 launches.
+// splitk_flag's flags, one per tile of C (grown with N), and this launch's
+// epoch: a flag that holds an older one (or 0) is not raised.
 static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
     static unsigned *flags = nullptr, last = 0;
     static int have = 0;
@@ -497,18 +429,14 @@ static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
 }
 
 static int accepts(const kl_problem *p, char *msg, size_t len) {
-    if (p->k % GROUP) {
-        snprintf(msg, len, "-k %d: this step needs K to be a multiple of %d (whole quantization groups)", p->k, GROUP);
-        return 1;
-    }
-    if (p->m > 16) {
-        snprintf(msg, len, "-m %d: this step is for skinny GEMMs, M = 1..16 (two n8 mma tiles of rows)", p->m);
-        return 1;
-    }
+    if (p->k % GROUP)
+        return snprintf(msg, len, "-k %d: this step needs K to be a multiple of %d (whole quantization groups)", p->k, GROUP), 1;
+    if (p->m > 16)
+        return snprintf(msg, len, "-m %d: this step is for skinny GEMMs, M = 1..16 (two n8 mma tiles of rows)", p->m), 1;
     return 0;
 }
 
-static int mode_dp = OUT_STORE, mode_splitk = OUT_ATOMIC, mode_det = OUT_PARTIAL, mode_flag = OUT_ATOMIC_FLAG;
+static int modes[4] = {OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG};
 
 int main(int argc, char **argv) {
     kl_step step = {};
@@ -517,91 +445,13 @@ int main(int argc, char **argv) {
     step.min_cc = 80;   // mma.sync m16n8k16 with fp16 operands
     step.accepts = accepts;
     const char *names[4] = {"dp", "splitk", "splitk_det", "splitk_flag"};
-    int *modes[4] = {&mode_dp, &mode_splitk, &mode_det, &mode_flag};
     for (int i = 0; i < 4; ++i) {
         step.kernels[i].op = &kl_op_w4a16;
         step.kernels[i].variant = names[i];
         step.kernels[i].w4a16 = launch;
-        step.kernels[i].ctx = modes[i];
+        step.kernels[i].ctx = &modes[i];
     }
     step.opts[0] = {"split", "SplitK factor of the splitk variants (0: the measured table)", &g_split, 0,
                     KL_W4A16_MAX_SPLIT};
     return kl_main(argc, argv, &step);
-}
-
-// ---- PTX wrappers --------------------------------------------------------------
-
-// Asynchronous 16-byte copy global -> shared (L2 only): no register holds the
-// data in flight.  The weights' copies ask the L2 to fetch the whole 128-byte
-// line: with KG = 2 that is exactly a row's share of one stage.
-__device__ __forceinline__ void cp_async16_w(unsigned smem, const void *gmem) {
-    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(smem), "l"(gmem));
-}
-// The same for A, copying `bytes` (16 or 0) and filling the rest with zeros:
-// rows of A past M are zeros in shared memory, and nothing is read for them.
-__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-// "memory": the compiler must not move shared-memory reads of the landed data above the wait.
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-
-// D = A (16x16, row) * B (16x8, col) + D, fp16 operands, fp32 accumulators.
-__device__ __forceinline__ void mma_16816(float d[4], uint32_t a0, uint32_t a1, uint32_t a2,
-                                          uint32_t a3, uint32_t b0, uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// An empty asm that "changes" v: ptxas can no longer recompute v from the
-// thread index where it is used (it did, in every stage: S2R, shifts, masks,
-// clamps and a multiply for each address), so v is computed once and held.
-template <typename T> __device__ __forceinline__ void pin(T &v) {
-    if constexpr (sizeof(T) == 8) {
-        unsigned long long u = (unsigned long long)v;
-        asm volatile("" : "+l"(u));
-        v = (T)u;
-    } else {
-        asm volatile("" : "+r"(v));
-    }
-}
-
-// (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
-// instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
-template <uint32_t MASK>
-__device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
-    uint32_t r;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "n"(MASK), "r"(bits));
-    return r;
-}
-
-// Programmatic dependent launch (sm_90): a kernel launched with the PDL
-// attribute may start while the kernel before it in the stream still runs,
-// once every block of that one has called griddep_launch_dependents; it must
-// griddep_wait (which returns once the earlier kernel has finished and its
-// writes are visible) before it reads what the earlier kernel writes.
-// Without the attribute, or before sm_90, both are no-ops.
-__device__ __forceinline__ void griddep_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void griddep_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;");
-#endif
-}
-
-// A flag in global memory that one block raises and others wait for: release
-// orders the raiser's earlier writes (made visible to it by __syncthreads)
-// before the flag, acquire the waiter's later ones after it.
-__device__ __forceinline__ void flag_release(unsigned *f, unsigned v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(v) : "memory");
-}
-__device__ __forceinline__ unsigned flag_acquire(const unsigned *f) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    return v;
 }
