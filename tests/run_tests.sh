@@ -178,6 +178,8 @@ check "plots: without gnuplot it says how to install it" bash -c "PATH=/usr/bin/
 printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- results:step17 -->\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\n<!-- floor:10 8192x8192=35.7 16384x16384=99.9 -->\n<!-- /floor -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
 tools/update_docs.sh "$fx" "$tmp/doc.md"
 check "docs: results marker filled from the CSV" grep -q "^| 1024 | 1024 | 1024 | 333.700 | 6.435 |" "$tmp/doc.md"
+printf '<!-- results:step0 n=4096 -->\n<!-- /results -->\n' >"$tmp/docn.md"; tools/update_docs.sh "$fx" "$tmp/docn.md"
+check "docs: a results marker with n= keeps only those N" bash -c "grep -q '^| 4096 | 4096 | 4096 |' $tmp/docn.md && ! grep -q '^| 1024 |' $tmp/docn.md"
 check "docs: stale text between markers replaced" bash -c "! grep -q stale $tmp/doc.md"
 check "docs: a results marker holds the header, the rule and one line per CSV row" bash -c \
     "[ \$(awk '/results:step0 /{on=1; next} /\\/results/{on=0} on' $tmp/doc.md | wc -l) -eq 4 ]"

@@ -3,6 +3,7 @@
 # comments in docs/*.md and README.md from measured results, so no number in
 # the docs is ever typed by hand:
 #   <!-- results:stepN --> ... <!-- /results -->   stepN.csv as a table
+#   <!-- results:stepN n=A,B --> ...                 only its rows with N in that list
 #   <!-- include:PATH --> ... <!-- /include -->     the file PATH (repo-relative)
 #   <!-- steps --> ... <!-- /steps -->              the README's step table
 #   <!-- floor:N[:VARIANT] NxK=MB ... --> ... <!-- /floor -->
@@ -20,10 +21,11 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # The ceiling's name of each part (tools/parts.tsv, 4th field).
 ceilings=$(awk -F'\t' '!/^#/ && NF >= 4 { print $1 "=" $4 }' tools/parts.tsv)
 
-step_table() {   # $1 = csv
-    awk -F, -v ceilings="$ceilings" '
+step_table() {   # $1 = csv, $2 = the N to keep (comma-separated; empty: all)
+    awk -F, -v ceilings="$ceilings" -v keep="${2:+,$2,}" '
         BEGIN { nc = split(ceilings, a, "\n"); for (i = 1; i <= nc; i++) { j = index(a[i], "="); cn[substr(a[i], 1, j - 1)] = substr(a[i], j + 1) } }
         NR == 1 { next }
+        keep != "" && !index(keep, "," $5 ",") { next }
         { rows[++n] = $0; if ($15 != "") var = 1; if ($17 == "compute") flops = 1; part = $16 }
         END {
             unit = flops ? "TFLOPS" : "GB/s"
@@ -89,9 +91,9 @@ for f in "${files[@]}"; do
             continue
         fi
         printf '%s\n' "$line" >>"$tmp/out"
-        if [[ $line =~ ^\<\!--\ results:step([0-9]+)\ --\>$ ]]; then
+        if [[ $line =~ ^\<\!--\ results:step([0-9]+)(\ n=([0-9,]+))?\ --\>$ ]]; then
             csv="$res/step${BASH_REMATCH[1]}.csv"
-            if [ -f "$csv" ]; then step_table "$csv" >>"$tmp/out"; else echo "(no results yet: run ./run_all.sh)" >>"$tmp/out"; fi
+            if [ -f "$csv" ]; then step_table "$csv" "${BASH_REMATCH[3]}" >>"$tmp/out"; else echo "(no results yet: run ./run_all.sh)" >>"$tmp/out"; fi
             skip=1
         elif [[ $line =~ ^\<\!--\ include:([^ ]+)\ --\>$ ]]; then
             inc=${BASH_REMATCH[1]}
