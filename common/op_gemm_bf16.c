@@ -22,7 +22,6 @@
 #define KL_LT_ALGOS 4                 /* cublasLt candidates timed per problem */
 #define KL_LT_WORKSPACE (32u << 20)   /* cuBLAS's own default on Hopper */
 
-#define CUBLASLT_CHECK(call) CUBLAS_CHECK((cublasStatus_t)(call))
 
 typedef struct gemm_state {
     kl_problem p;
@@ -75,32 +74,32 @@ static void gemm_ex(gemm_state *s, void *C, cudaDataType_t ctype) {
  * k x n column-major view) x A (k x m). */
 static void lt_setup(gemm_state *s) {
     const kl_problem *p = &s->p;
-    CUBLASLT_CHECK(cublasLtCreate(&s->lt));
-    CUBLASLT_CHECK(cublasLtMatmulDescCreate(&s->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CUBLAS_CHECK(cublasLtCreate(&s->lt));
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&s->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&s->lb, CUDA_R_16BF, p->k, p->n, p->k));
-    CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&s->la, CUDA_R_16BF, p->k, p->m, p->k));
-    CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&s->lc, CUDA_R_16BF, p->n, p->m, p->n));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->lb, CUDA_R_16BF, p->k, p->n, p->k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->la, CUDA_R_16BF, p->k, p->m, p->k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->lc, CUDA_R_16BF, p->n, p->m, p->n));
     cublasLtMatmulPreference_t pref;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const size_t ws = KL_LT_WORKSPACE;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
     cublasLtMatmulHeuristicResult_t res[KL_LT_ALGOS];
     int n = 0;
     if (cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, s->lb, s->la, s->lc, s->lc, pref, KL_LT_ALGOS, res, &n)
         != CUBLAS_STATUS_SUCCESS)
         n = 0;   /* no cublasLt algorithm for this shape: cublasGemmEx alone */
     for (int i = 0; i < n; ++i) s->algo[s->nalgo++] = res[i].algo;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
     s->workspace = kl_dmalloc(ws);
 }
 
 static void baseline(gemm_state *s, int choice, cudaStream_t str) {
     if (choice == 0) { gemm_ex(s, s->Cblas, CUDA_R_16BF); return; }
     const float one = 1.0f, zero = 0.0f;
-    CUBLASLT_CHECK(cublasLtMatmul(s->lt, s->op, &one, s->B, s->lb, s->A, s->la, &zero, s->Cblas, s->lc,
+    CUBLAS_CHECK(cublasLtMatmul(s->lt, s->op, &one, s->B, s->lb, s->A, s->la, &zero, s->Cblas, s->lc,
                                   s->Cblas, s->lc, &s->algo[choice - 1], s->workspace, KL_LT_WORKSPACE, str));
 }
 
@@ -199,7 +198,6 @@ static void gb_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
     kl_poison(s->C, 2 * mn, str);
     kl_poison(s->Cref, 4 * mn, str);
     kern->gemm_bf16(p->m, p->n, p->k, s->A, s->B, s->C, kern->ctx, str);
-    KL_CHECK_LAUNCH();
     gemm_ex(s, s->Cref, CUDA_R_32F);
     kl_bf16_to_f32(s->C, s->Cout, mn, str);
     CUDA_CHECK(cudaStreamSynchronize(str));
@@ -236,11 +234,11 @@ static void gb_teardown(void *st) {
     CUDA_CHECK(cudaFree(s->Cref));
     CUDA_CHECK(cudaFree(s->Cout));
     CUDA_CHECK(cudaFree(s->workspace));
-    CUBLASLT_CHECK(cublasLtMatrixLayoutDestroy(s->la));
-    CUBLASLT_CHECK(cublasLtMatrixLayoutDestroy(s->lb));
-    CUBLASLT_CHECK(cublasLtMatrixLayoutDestroy(s->lc));
-    CUBLASLT_CHECK(cublasLtMatmulDescDestroy(s->op));
-    CUBLASLT_CHECK(cublasLtDestroy(s->lt));
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(s->la));
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(s->lb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(s->lc));
+    CUBLAS_CHECK(cublasLtMatmulDescDestroy(s->op));
+    CUBLAS_CHECK(cublasLtDestroy(s->lt));
     free(s->h_out);
     free(s->h_ref);
     free(s);
