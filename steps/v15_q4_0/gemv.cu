@@ -5,18 +5,12 @@
  * and 16 bytes of nibbles (byte j: column j low, column j+16 high); w = (q - 8)
  * * d.  4.5 bits per weight, and blocks are only 2-byte aligned.
  *
- * Lesson 1, dequantize q4_0 -> fp16: one thread per block of the grid
- * (llama.cpp's first kernel), one thread per q4_0 block (scattered 1-byte
- * loads), four threads per q4_0 block (a warp reads 144 contiguous bytes).
- * Lesson 2, "fused": never write fp16 weights.  Each warp of a block stages
- * its passes of the block's 4 rows in shared memory with copies as wide as
- * the rows' alignment allows, and does step 14's arithmetic on them; the warps
- * split K and meet in shared memory.  A table picks the launch by size.
- *
- * Napkin math: 16384^2 in q4_0 is 144 MiB: 49 us at ~3050 GB/s, 3.8x under
- * cuBLAS fp16's ~187 us.  Measured (H100): 21.7 us at 8192^2 (2.30x cuBLAS),
- * 59.2 us at 16384^2 (3.19x, 83% of the read ceiling).  The lesson is
- * docs/v15_q4_0.md; the runs behind the launch table, docs/notes/v15_q4_0.md.
+ * Lesson 1, dequantize q4_0 -> fp16 three ways: occupancy alone does not make
+ * it fast, coalescing does.  Lesson 2, "fused": never write fp16 weights; each
+ * warp stages its passes of the block's 4 rows in shared memory and does step
+ * 14's arithmetic on them, the warps split K.  A table picks the launch by
+ * size.  The lesson, with the numbers: docs/v15_q4_0.md; the runs behind the
+ * table: docs/notes/v15_q4_0.md.
  *
  * Build and run:   make step15 && ./step15
  *                  ./step15 -n 1000 -k 992 --check-only
