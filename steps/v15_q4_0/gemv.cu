@@ -72,10 +72,9 @@ __global__ void dq_warp_coalesced(size_t nb, const uint16_t *__restrict__ b, __h
 
 // ---- lesson 2: fused dequantize + GEMV ------------------------------------------
 
-// 128 + q as a float from byte t of a word that holds a nibble q in each byte
-// (step 14): one PRMT puts the byte under the exponent of 128 (ulp 2^-16, so
-// byte 2 counts whole units).  magic = 0x43000000 sits in a register so that
-// the selector can be PRMT's immediate.
+// 128 + q as a float, q the nibble in byte t of word (step 14): one PRMT copies byte t into
+// bits 16-23 of 128.0f (magic = 0x43000000; ulp 2^-16, so they count whole units), and magic
+// sits in a register so that the selector can be PRMT's immediate.
 __device__ __forceinline__ float nib_128(uint32_t word, uint32_t magic, int t) {
     return __uint_as_float(__byte_perm(word, magic, 0x7044 | (t << 8)));
 }
@@ -89,12 +88,10 @@ __device__ __forceinline__ void cp_async(void *smem, const void *gmem) {
     else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(s), "l"(gmem), "n"(BYTES));
 }
 
-// A block takes Rows rows and its Warps warps split their K: warp w takes
-// passes w, w + Warps, ..., a pass being SB = 32*Bpl blocks of each row, with
-// Stages passes in flight (a ring of cp.async buffers); the partial sums meet
-// in shared memory.  Splitting K, not rows, makes Warps times more, shorter
-// blocks: a shorter last wave.  T, the staging copy: uint4 (K % 256 == 0) or
-// uint32_t (K % 64 == 0) by cp.async, else uint16_t by plain loads and stores.
+// A block takes Rows rows; its Warps warps split K: warp w takes passes w, w + Warps, ... (a
+// pass: SB = 32*Bpl blocks of each row), Stages of them in flight in a ring of cp.async
+// buffers, and the partial sums meet in shared memory.  T, the staging copy: uint4 when
+// K % 256 == 0, uint32_t when K % 64 == 0 (both by cp.async), else uint16_t by plain copies.
 template <typename T, int Rows, int Bpl, int Warps, int Stages, bool Prefetch>
 __global__ void __launch_bounds__(32 * Warps)
 qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict__ x, __half *__restrict__ y,
@@ -126,8 +123,8 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     uint32_t magic;
     asm("mov.b32 %0, 0x43000000;" : "=r"(magic));
 
-    // Stage the pass at block c0 into buffer buf: lane i copies words i, i+32,
-    // ...: each copy instruction reads one contiguous run of the row.
+    // Stage the pass at block c0 into buffer buf: lane i copies words i, i+32, ...: each copy
+    // instruction reads one contiguous run of the row.
     auto fill = [&](int c0, int buf) {
         const int nwords = min(SB, NB - c0) * 18 / (int)sizeof(T);
         T r[Rows][MAXW];                            // sync path: all loads before the first store
@@ -152,9 +149,8 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     };
 
 #if __CUDA_ARCH__ >= 900
-    // Prefetch: one instruction asks L2 for the block's rows, one contiguous
-    // run of Rows*K*18/32 bytes, so every pass's DRAM reads start now.  With
-    // ahead > 0 lane 1 does the same for the block a wave later.
+    // One instruction asks L2 for the block's rows (one contiguous run), so every pass's DRAM
+    // reads start now; with ahead > 0 lane 1 does the same for the block a wave later.
     if constexpr (Prefetch && sizeof(T) == 16)
         if (warp == 0 && lane < 2 && (lane == 0 || ahead > 0) && blockIdx.x + lane * ahead < gridDim.x) {
             const int r = (blockIdx.x + lane * ahead) * Rows;
@@ -162,10 +158,9 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                          "r"((uint32_t)(min(Rows, N - r) * NB * 18)) : "memory");
         }
 #endif
-    // Block l + 32b of a pass starts at byte 18l + 576b: 4-aligned for even
-    // lanes, +2 for odd ones.  Its qs word q is then bytes 2..5 of words q,
-    // q+1 (even) or word q+1 (odd): one funnel shift by 16 or 32 (clamped)
-    // serves both, and d is word 0 shifted by 0 or 16.
+    // Block l + 32b of a pass starts at byte 18l + 576b: 4-aligned for even lanes, +2 for odd.
+    // Its qs word q is bytes 2..5 of words q, q+1 (even) or word q+1 (odd): one funnel shift by
+    // 16 or 32 (clamped) serves both, and d is word 0 shifted by 0 or 16.
     const uint32_t odd = lane & 1, dsh = 16 * odd, qsh = 16 + 16 * odd;
     const int step = Warps * SB;                   // this warp's passes: c0 = warp*SB + i*step
     int cf = warp * SB, fb = 0;                    // next pass to stage, and its buffer
@@ -184,10 +179,8 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
         if constexpr (ASYNC) asm volatile("cp.async.wait_group %0;" ::"n"(Stages - 1) : "memory");   // this pass landed
         __syncwarp();                              // ... for every lane's copies
         const int nblk = min(SB, NB - c0);
-        // Lane l takes blocks l, l + 32, ...: its x (64 bytes a block) sits 64
-        // bytes from its neighbour's, so an LDG.128 of x spans 16 lines.  (Blocks
-        // 2l and 2l + 1 would make the LDS below conflict-free, but spread x
-        // over 32 lines: measured slower on the H100.)
+        // Lane l takes blocks l, l + 32, ...: x 64 bytes from its neighbour's, 16 lines an LDG.128
+        // (blocks 2l, 2l + 1 would make the LDS conflict-free but use 32 lines: slower on the H100).
 #pragma unroll
         for (int bb = 0; bb < Bpl; ++bb) {
             const int blk = lane + 32 * bb;
@@ -222,9 +215,8 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                     xf[8 * v + 2 * h + 1] = f.y;
                 }
             }
-            // sum x (q - 8) = sum x (128 + q) - 136 sum x: the second term once
-            // per word of qs (columns 4q..4q+3 and 16+4q..16+4q+3), sum x once
-            // for all Rows rows
+            // sum x (q - 8) = sum x (128 + q) - 136 sum x: the second term once per word of qs
+            // (columns 4q..4q+3 and 16+4q..16+4q+3), sum x once for all Rows rows
             float sx[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q)
