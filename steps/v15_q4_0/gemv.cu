@@ -24,11 +24,8 @@
 #ifndef LOADS_ONLY
 #define LOADS_ONLY 0   // 1: the fused kernel keeps every load and copy, XORs replace its arithmetic (wrong sums: the check fails)
 #endif
-#ifndef DQ_THREADS
-#define DQ_THREADS 256
-#endif
+constexpr int DQ_THREADS = 256;   // threads per block of the thread_per_qblock and warp_coalesced kernels
 static_assert(sizeof(kl_block_q4_0) == 18 && KL_Q4_0_BLOCK == 32, "the q4_0 block of quant.h");
-static_assert(DQ_THREADS % 32 == 0 && DQ_THREADS <= 1024, "dequantize: whole warps");
 
 // ---- lesson 1: dequantize ----------------------------------------------------
 
@@ -185,22 +182,20 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
         for (int bb = 0; bb < Bpl; ++bb) {
             const int blk = lane + 32 * bb;
             if (blk >= nblk) break;
-#if LOADS_ONLY
-            {   // the same loads of x and reads of the stage, XORs instead of the math
-                uint32_t h = 0;
+#if LOADS_ONLY   // the same loads of x and reads of the stage, XORs instead of the math
+            uint32_t h = 0;
 #pragma unroll
-                for (int v = 0; v < 4; ++v) {
-                    const uint4 xq = __ldg(reinterpret_cast<const uint4 *>(x4) + 4 * (c0 + blk) + v);
-                    h ^= xq.x ^ xq.y ^ xq.z ^ xq.w;
-                }
+            for (int v = 0; v < 4; ++v) {
+                const uint4 xq = __ldg(reinterpret_cast<const uint4 *>(x4) + 4 * (c0 + blk) + v);
+                h ^= xq.x ^ xq.y ^ xq.z ^ xq.w;
+            }
 #pragma unroll
-                for (int j = 0; j < Rows; ++j) {
-                    const uint32_t *wd = reinterpret_cast<const uint32_t *>(stage[buf][warp][j]) + (18 * blk) / 4;
-                    uint32_t hj = h ^ dsh ^ qsh;
+            for (int j = 0; j < Rows; ++j) {
+                const uint32_t *wd = reinterpret_cast<const uint32_t *>(stage[buf][warp][j]) + (18 * blk) / 4;
+                uint32_t hj = h ^ dsh ^ qsh;
 #pragma unroll
-                    for (int q = 0; q < 5; ++q) hj ^= wd[q];
-                    acc[j] += __uint_as_float(hj & 0x3FFFFFFFu);
-                }
+                for (int q = 0; q < 5; ++q) hj ^= wd[q];
+                acc[j] += __uint_as_float(hj & 0x3FFFFFFFu);
             }
 #else
             float xf[32];                          // the block's 32 columns of x, in fp32
