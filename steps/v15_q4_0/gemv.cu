@@ -278,10 +278,9 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
     KL_CHECK_LAUNCH();
 }
 
-// The fused kernel's configurations (Rows, Bpl, Warps, Stages, Prefetch: 0
-// none, 1 the block's rows, 2 and a wave ahead): -D flags compile one; else
-// the list below, from which --rows ... --prefetch (Prefetch + 1) or, by
-// default, fused_table() picks.
+// The fused kernel's configurations (Rows, Bpl, Warps, Stages, Prefetch: 0 none, 1 the block's
+// rows, 2 and a wave ahead): -D flags compile one; else the list below, from which --rows ...
+// --prefetch (Prefetch + 1) or, by default, fused_table() picks.
 #if defined(ROWS) || defined(BPL) || defined(WARPS) || defined(STAGES) || defined(PREFETCH)
 #ifndef ROWS
 #define ROWS 4
@@ -300,8 +299,7 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
 #endif
 #define FUSED_CONFIGS X(ROWS, BPL, WARPS, STAGES, PREFETCH)
 #else
-// The table's five, and (4, 2, 4, 2, 0) for exercise 1 of the doc.  The
-// prefetch a wave ahead (Prefetch 2) measured slower everywhere: -DPREFETCH=2.
+// The table's five, and (4, 2, 4, 2, 0) for exercise 1 of the page.  A wave ahead measured slower everywhere: -DPREFETCH=2.
 #define FUSED_CONFIGS X(4, 1, 4, 1, 1) X(4, 2, 4, 1, 1) X(4, 1, 4, 2, 0) X(4, 2, 1, 2, 0) X(4, 2, 4, 2, 0) \
     X(4, 1, 1, 2, 0)
 #endif
@@ -324,10 +322,10 @@ static void launch_cfg(const kl_gemv_args *a, cudaStream_t stream) {
     else qgemv_q4_0<uint16_t, R, B, Wn, S, P != 0><<<grid, block, 0, stream>>>(a->n, a->k, w, x, y, ahead);
 }
 
-typedef struct fused_cfg {
+struct fused_cfg {
     int rows, bpl, warps, stages, prefetch;
     void (*launch)(const kl_gemv_args *a, cudaStream_t stream);
-} fused_cfg;
+};
 #define X(r, b, w, s, p) {r, b, w, s, p, launch_cfg<r, b, w, s, p>},
 static const fused_cfg cfgs[] = {FUSED_CONFIGS};
 #undef X
@@ -350,10 +348,9 @@ static int one_warp_wave(int k) {
            : k % 64 == 0  ? blocks_at_once<uint32_t, 4, B, 1, 2, false>()
                           : blocks_at_once<uint16_t, 4, B, 1, 2, false>();
 }
-// By size (the doc's launch table, measured on the H100): four rows a block;
-// one-warp blocks for four waves or more, or when they fill a quarter to all
-// of one wave; else four warps split K, one prefetched pass each up to
-// K = 8192, two stages of Bpl 1 above.
+// By size (the page's launch table, measured on the H100): four rows a block; one-warp blocks
+// for four waves or more, or when they fill a quarter to all of one wave; else four warps
+// split K, one prefetched pass each up to K = 8192, two stages of Bpl 1 above.
 static int fused_table(int n, int k) {
     if (ncfgs == 1) return 0;                      // -D flags: the one configuration
     const int blocks = (n + 3) / 4;                // one block per 4 rows
