@@ -8,9 +8,8 @@
  * Lesson 1, dequantize q4_0 -> fp16 three ways: occupancy alone does not make
  * it fast, coalescing does.  Lesson 2, "fused": never write fp16 weights; each
  * warp stages its passes of the block's 4 rows in shared memory and does step
- * 14's arithmetic on them, the warps split K.  A table picks the launch by
- * size.  The lesson, with the numbers: docs/v15_q4_0.md; the runs behind the
- * table: docs/notes/v15_q4_0.md.
+ * 14's arithmetic on them, the warps split K; a table picks the launch by size.
+ * The lesson, with the numbers: docs/v15_q4_0.md.
  *
  * Build and run:   make step15 && ./step15
  *                  ./step15 -n 1000 -k 992 --check-only
@@ -76,8 +75,7 @@ __device__ __forceinline__ float nib_128(uint32_t word, uint32_t magic, int t) {
     return __uint_as_float(__byte_perm(word, magic, 0x7044 | (t << 8)));
 }
 
-// Global -> shared without a register round trip (cp.async, sm_80+): the
-// copy is in flight while the warp computes the previous pass.
+// Global -> shared with no register in between (cp.async, sm_80+): in flight while the warp computes.
 template <int BYTES>
 __device__ __forceinline__ void cp_async(void *smem, const void *gmem) {
     const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
@@ -120,8 +118,7 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     uint32_t magic;
     asm("mov.b32 %0, 0x43000000;" : "=r"(magic));
 
-    // Stage the pass at block c0 into buffer buf: lane i copies words i, i+32, ...: each copy
-    // instruction reads one contiguous run of the row.
+    // Stage the pass at block c0 into buffer buf: lane i copies words i, i+32, ... (a warp's copy reads one run).
     auto fill = [&](int c0, int buf) {
         const int nwords = min(SB, NB - c0) * 18 / (int)sizeof(T);
         T r[Rows][MAXW];                            // sync path: all loads before the first store
@@ -146,8 +143,7 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
     };
 
 #if __CUDA_ARCH__ >= 900
-    // One instruction asks L2 for the block's rows (one contiguous run), so every pass's DRAM
-    // reads start now; with ahead > 0 lane 1 does the same for the block a wave later.
+    // Ask L2 for the block's rows (one run), so every pass's DRAM reads start now; lane 1 for the block a wave later.
     if constexpr (Prefetch && sizeof(T) == 16)
         if (warp == 0 && lane < 2 && (lane == 0 || ahead > 0) && blockIdx.x + lane * ahead < gridDim.x) {
             const int r = (blockIdx.x + lane * ahead) * Rows;
@@ -176,8 +172,7 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
         if constexpr (ASYNC) asm volatile("cp.async.wait_group %0;" ::"n"(Stages - 1) : "memory");   // this pass landed
         __syncwarp();                              // ... for every lane's copies
         const int nblk = min(SB, NB - c0);
-        // Lane l takes blocks l, l + 32, ...: x 64 bytes from its neighbour's, 16 lines an LDG.128
-        // (blocks 2l, 2l + 1 would make the LDS conflict-free but use 32 lines: slower on the H100).
+        // Lane l takes blocks l, l + 32, ...: its x is 64 bytes from its neighbour's, so an LDG.128 of x spans 16 lines
 #pragma unroll
         for (int bb = 0; bb < Bpl; ++bb) {
             const int blk = lane + 32 * bb;
@@ -210,8 +205,7 @@ qgemv_q4_0(int N, int K, const uint8_t *__restrict__ W, const __half *__restrict
                     xf[8 * v + 2 * h + 1] = f.y;
                 }
             }
-            // sum x (q - 8) = sum x (128 + q) - 136 sum x: the second term once per word of qs
-            // (columns 4q..4q+3 and 16+4q..16+4q+3), sum x once for all Rows rows
+            // sum x (q - 8) = sum x (128 + q) - 136 sum x: the correction once per word of qs (8 columns), sum x once for all rows
             float sx[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q)
@@ -300,8 +294,7 @@ static void launch_dequant(const kl_dequant_args *a, void *ctx, cudaStream_t str
 #define FUSED_CONFIGS X(ROWS, BPL, WARPS, STAGES, PREFETCH)
 #else
 // The table's five, and (4, 2, 4, 2, 0) for exercise 1 of the page.  A wave ahead measured slower everywhere: -DPREFETCH=2.
-#define FUSED_CONFIGS X(4, 1, 4, 1, 1) X(4, 2, 4, 1, 1) X(4, 1, 4, 2, 0) X(4, 2, 1, 2, 0) X(4, 2, 4, 2, 0) \
-    X(4, 1, 1, 2, 0)
+#define FUSED_CONFIGS X(4, 1, 4, 1, 1) X(4, 2, 4, 1, 1) X(4, 1, 4, 2, 0) X(4, 2, 1, 2, 0) X(4, 2, 4, 2, 0) X(4, 1, 1, 2, 0)
 #endif
 
 // Blocks of one fused kernel that the GPU holds at once.
@@ -340,8 +333,7 @@ static int fused_find(int rows, int bpl, int warps, int stages, int prefetch) {
             return c;
     return -1;
 }
-// One-warp blocks of (4, B, 1, 2, none) that the GPU holds at once, for the
-// copy width that K allows (as launch_cfg picks it).
+// One-warp blocks of (4, B, 1, 2, none) that the GPU holds at once, with the copy launch_cfg picks for K.
 template <int B>
 static int one_warp_wave(int k) {
     return k % 256 == 0   ? blocks_at_once<uint4, 4, B, 1, 2, false>()
@@ -365,8 +357,7 @@ static bool fused_options() { return opt_rows | opt_bpl | opt_warps | opt_stages
 static int fused_by_options() { return fused_find(opt_rows, opt_bpl, opt_warps, opt_stages, opt_prefetch); }
 
 // Options that name no compiled configuration are refused before the GPU is touched.
-static int accepts(const kl_problem *p, char *msg, size_t len) {
-    (void)p;
+static int accepts(const kl_problem *, char *msg, size_t len) {
     if (!fused_options() || fused_by_options() >= 0) return 0;
     size_t o = (size_t)snprintf(msg, len, "no compiled fused configuration has --rows %d --bpl %d --warps %d --stages %d "
                                           "--prefetch %d (0: any); compiled (rows bpl warps stages prefetch+1):",
@@ -377,8 +368,7 @@ static int accepts(const kl_problem *p, char *msg, size_t len) {
     return 1;
 }
 
-static void launch_fused(const kl_gemv_args *a, void *ctx, cudaStream_t stream) {
-    (void)ctx;
+static void launch_fused(const kl_gemv_args *a, void *, cudaStream_t stream) {
     cfgs[fused_options() ? fused_by_options() : fused_table(a->n, a->k)].launch(a, stream);   // accepts() checked the options
     KL_CHECK_LAUNCH();
 }
