@@ -5,23 +5,10 @@
  * C[M][N] (fp32) = A[M][K] (fp16) x dequant(W)[N][K]^T, W in quant.h's int4
  * format (fp16 scale s and zero z per 128 columns, w = (q - z) * s), each
  * word's 8 nibbles in w4a16's order 0 2 4 6 1 3 5 7 (the harness repacks once).
- *
- * Napkin math at N = K = 8192: 34 MB of nibbles, scales and zeros, ~11 us at
- * ~3 TB/s; cuBLAS fp16 on the dequantized weights reads 128 MB (~50 us).  At
- * M = 16 that is 64 FLOPs per byte, 190 TFLOPS at 3 TB/s: more than the FP32
- * cores' 67, so the weights are dequantized into mma.sync m16n8k16 fragments
- * (W the 16-row operand, A the 8-column one) and the tensor cores multiply.
- *
- * A block owns BN rows of W (128 at M <= 8, 64 above) and streams its K through
- * 2 cp.async slots of 2 groups.  dp: one block per tile, all of K.  splitk:
- * S slices of K too (about one wave), adding into C that zero_c zeroed (PDL
- * overlaps the two).  splitk_det: slices to a workspace, summed in a fixed
- * order.  splitk_flag: C zeroed inside the GEMM, on a block order CUDA does
- * not promise (measured, not the default).
- *
- * Measured (H100, 8192 x 8192, S = 4, cuBLAS fp16 ~50 us): splitk ~18.7 us
- * at M = 1..8 (~2.7x), ~19.3 us at M = 16 (~2.6x).  The lesson is
- * docs/v16_splitk_w4a16.md; the variants not kept, docs/notes/v16_splitk_w4a16.md.
+ * W is the 16-row operand of mma.sync m16n8k16, the activations the 8-column
+ * one; the four variants (OUT_*) differ in whether the blocks split K and how
+ * their tiles reach C.  The lesson, with the arithmetic and the numbers:
+ * docs/v16_splitk_w4a16.md.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
