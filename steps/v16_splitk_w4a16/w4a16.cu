@@ -27,16 +27,14 @@
 #define STAGES 2     // slots of shared memory: one is filled while the other is used
 #define GROUP 128    // KL_INT4_GROUP: one scale and one zero per 128 columns of W
 #define ROWS 2       // W rows per thread: g and g + 8 of its warp's m16 tile
-// The two kernels' block shapes: warps, BN rows of W (columns of C), and the
-// blocks per SM the registers are sized for: 16 warps, so <= 128 registers.
+// The two kernels' warps, BN rows of W (columns of C), and blocks per SM (16 warps: <= 128 registers).
 template <bool M_HI> __host__ __device__ constexpr int warps_of() { return M_HI ? WARPS_HI : WARPS; }
 template <bool M_HI> __host__ __device__ constexpr int bn_of() { return warps_of<M_HI>() * 16; }
 template <bool M_HI> constexpr int min_blocks() { return 16 / warps_of<M_HI>() > 1 ? 16 / warps_of<M_HI>() : 1; }
 static_assert(WARPS_HI >= 1 && WARPS_HI * 32 <= 1024, "a block has at most 1024 threads");
 static_assert(GROUP == 4 * 32, "4 threads x 32 nibbles cover one group of a row");
 
-// One pipeline stage: KG groups (128 k each) of the block's BN rows of W and
-// of A's AROWS rows (8 when M <= 8, else 16).
+// One pipeline stage: KG groups (128 k each) of the block's BN rows of W and of A's AROWS rows.
 template <int AROWS, int NW> struct Stage {
     uint4 w[KG][NW][ROWS][32];   // 16 bytes per thread and row: KG x BN x 64 B = 16 KB (8 warps) or 8 KB (4)
     uint4 a[KG][AROWS][16];      // AROWS x 128 halves in swizzled 16-byte chunks: 4 or 8 KB
@@ -47,11 +45,10 @@ template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(St
 static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
 static_assert(smem_bytes<false>() <= 48 * 1024 && smem_bytes<true>() <= 48 * 1024, "more would need cudaFuncSetAttribute");
 
-// What a block does with its tile: store it (dp), add it into C that zero_c
-// zeroed (splitk), write it to its split's slice of a workspace (splitk_det),
-// or add it into C after the tile's split-0 block zeroed it and raised
-// flags[tile] (splitk_flag: safe only because the GPU starts blocks in index
-// order, which CUDA does not promise).
+// What a block does with its tile: store it (dp), add it into C that zero_c zeroed (splitk),
+// write it to its split's slice of a workspace (splitk_det), or add it into C once the tile's
+// split-0 block zeroed it and raised flags[tile] (splitk_flag: safe only because the GPU
+// starts blocks in index order, which CUDA does not promise).
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
 
 // (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
@@ -62,11 +59,10 @@ template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, 
     return r;
 }
 
-// Eight nibbles of one word (w4a16's order) -> four half2 of (q - z), exact:
-// a nibble OR-ed into the mantissa of 1024.0 (magic = 0x6400 twice) is the
-// fp16 number 1024 + q (1024 + 16q at bits 4-7).  One mask reaches nibbles i
-// and i + 4, adjacent columns in this order: the pairs come out (0,1) (2,3)
-// (4,5) (6,7), as A lies in memory.  9 instructions per 8 weights.
+// Eight nibbles of one word (w4a16's order) -> four half2 of (q - z), exact: a nibble OR-ed into
+// the mantissa of 1024.0 (magic = 0x6400 twice) is the fp16 1024 + q (1024 + 16q at bits 4-7).
+// One mask reaches nibbles i and i + 4, adjacent columns: the pairs (0,1) (2,3) (4,5) (6,7), as
+// A lies in memory.  9 instructions per 8 weights.
 __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const __half2 sixteenth = __float2half2_rn(1.0f / 16.0f);
     b[0] = h2u(__hsub2(u2h(and_or<0x000F000F>(v, magic)), z1024));             // (1024+q) - (1024+z)
@@ -76,15 +72,13 @@ __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z10
     b[3] = h2u(__hfma2(u2h(and_or<0x00F000F0>(v, magic)), sixteenth, z64));
 }
 
-// Row r of A in a stage is 16 chunks of 16 bytes; chunk c sits at
-// c ^ swz(c, r).  Thread (g, t) reads chunks 4t..4t+3 of row g: without the
-// XOR the 8 threads of a quarter-warp would hit only 2 of the 8 bank groups.
+// Row r of A in a stage is 16 chunks of 16 bytes, chunk c at c ^ swz(c, r).  Thread (g, t) reads
+// chunks 4t..4t+3 of row g: without the XOR a quarter-warp would hit only 2 of the 8 bank groups.
 __device__ __forceinline__ int swz(int c, int r) { return ((c >> 2) & 2) | (r & 1); }
 
-// One block: BN columns of C, all M rows, its split's stages of K.  W is the
-// mma's 16-row operand (PTX's A), the activations its 8-column one (B); M_HI:
-// M = 9..16, two mma per 16 x 16 of W.  ZP: K / 128 is even, and a row's
-// zeros (and scales) of a stage's two groups are one 4-byte load.
+// One block: BN columns of C, all M rows, its split's stages of K.  W is the mma's 16-row operand
+// (PTX's A), the activations its 8-column one (B); M_HI: M = 9..16, two mma per 16 x 16 of W.
+// ZP: K / 128 is even, and a row's zeros (and scales) of a stage's two groups are one 4-byte load.
 template <bool M_HI, bool ZP>
 __global__ void __launch_bounds__(warps_of<M_HI>() * 32, min_blocks<M_HI>())
 w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, unsigned epoch) {
@@ -105,9 +99,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     const __half *zeros = reinterpret_cast<const __half *>(p.zeros), *scales = reinterpret_cast<const __half *>(p.scales);
     griddep_launch_dependents();   // splitk_det's sum_splits may launch now (it waits for us)
 
-    // Thread (g, t) owns W rows nbase + g and + 8: it copies, dequantizes and
-    // scales their bytes 16t..16t+15 of each group.  Rows past N are clamped
-    // (loaded, never stored).  Addresses are made once and pinned (ptx.h).
+    // Thread (g, t) owns W rows nbase + g and + 8: it copies, dequantizes and scales their bytes
+    // 16t..16t+15 of each group.  Rows past N are clamped (loaded, never stored); addresses pinned (ptx.h).
     const uint8_t *wsrc[ROWS];   // this thread's 16 bytes of group 0 of row j
     int zs[ROWS];   // index of row j's zero and scale of group 0: one 32-bit offset for both arrays (N x K / 128 < 2^31)
 #pragma unroll
@@ -118,9 +111,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         pin(wsrc[j]);
         pin(zs[j]);
     }
-    // A is copied by the whole block, 16 bytes a copy: chunk i of a stage is
-    // chunk i % 16 of row (i / 16) % AROWS of group i / (16 AROWS).  Rows past
-    // M are zero-filled (nothing read).  1 copy per thread at M <= 8, 4 above.
+    // A is copied by the whole block, 16 bytes a copy: chunk i of a stage is chunk i % 16 of row
+    // (i / 16) % AROWS of group i / (16 AROWS).  Rows past M are zero-filled (nothing read).
     constexpr int ACHUNKS = KG * AROWS * 16;
     constexpr int ACOPY = (ACHUNKS + NW * 32 - 1) / (NW * 32);   // chunks per thread
     const __half *asrc[ACOPY];
@@ -144,9 +136,8 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     int wdst = (int)offsetof(St, w) + (warp * ROWS * 32 + lane) * 16;
     pin(smem);
     pin(wdst);
-    // Where this thread reads its A fragments in a stage: row g, chunk 4t + w
-    // swizzled; swz(4t + w, g) = (t & 2) | (g & 1) is the same for every w and
-    // for row g + 8, so four offsets serve every read.
+    // Where this thread reads its A fragments: row g, chunk 4t + w swizzled; swz(4t + w, g) = (t & 2) |
+    // (g & 1) is the same for every w and for row g + 8, so four offsets serve every read.
     int aread[4];
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
@@ -173,8 +164,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         }
         cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
     };
-    // Zero and scale of this thread's rows, one stage ahead in registers,
-    // through L1 (a 32-byte sector serves 16 groups); ZP: two groups a load.
+    // Zero and scale of this thread's rows, a stage ahead in registers, through L1 (a sector: 16 groups).
     auto load_zs = [&](int i, __half z[KG][ROWS], __half s[KG][ROWS]) {
         if (i < end)
 #pragma unroll
@@ -209,15 +199,13 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 
     uint32_t magic = 0x64006400;      // fp16 1024.0 twice (see dequant8)
     asm volatile("" : "+r"(magic));   // opaque to the compiler: it stays in a register
-    // acc[mh]: C fragment of activation rows 8mh..8mh+7:
-    // (W row g, a row 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+    // acc[mh]: C fragment of activation rows 8mh..8mh+7: (W row g, a row 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)
     float acc[2][4] = {};
     unsigned zflag = 0;   // splitk_flag: the tile's flag, read during the last stage
     int slot = 0;         // slot of stage sg; the one before it is refilled
     constexpr unsigned SLOT = sizeof(St);
     const char *const sm_gen = reinterpret_cast<const char *>(sm);
-    // splitk_flag, split > 0: thread 0 reads the tile's zero flag during the last stage
-    int flag_reader = mode == OUT_ATOMIC_FLAG && split != 0 && threadIdx.x == 0;
+    int flag_reader = mode == OUT_ATOMIC_FLAG && split != 0 && threadIdx.x == 0;   // splitk_flag, split > 0: thread 0 reads zflag
     pin(flag_reader);
     for (int sg = first; sg < end; ++sg) {   // stage sg: groups gr .. gr + KG - 1
         const int gr = sg * KG;
@@ -243,8 +231,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
                 z1024[j] = __hadd2(z2, __float2half2_rn(1024.0f));
                 z64[j] = __hneg2(__hadd2(z2, __float2half2_rn(64.0f)));
             }
-            // The mma sums (q - z) * a over the group exactly (small integers times
-            // fp16, in fp32); the scale of each row multiplies that once, in fp32.
+            // The mma sums (q - z) * a over the group exactly, in fp32; each row's scale multiplies it once.
             float part[2][4] = {};
 #pragma unroll
             for (int w = 0; w < 4; ++w) {    // columns 8w..8w+7 of this thread's 32
@@ -300,8 +287,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
 #endif
 }
 
-// splitk's first kernel: C = 0.  The GEMM after it (PDL) starts once every
-// block here has started, and waits for this kernel only before its atomics.
+// splitk's first kernel: C = 0.  The GEMM (PDL) starts once every block here has, and waits only before its atomics.
 __global__ void zero_c(float *c, size_t mn) {
     griddep_launch_dependents();
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < mn; i += (size_t)gridDim.x * blockDim.x)
@@ -319,8 +305,7 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
 }
 
 // ---- the launcher ------------------------------------------------------------
-// The four instantiations (M > 8 or not; ZP where G = K / 128 is even), each
-// with its block: threads, BN rows of W, shared memory.
+// The four instantiations (M > 8 or not; ZP where K / 128 is even), each with its block shape.
 typedef void (*mma_kernel)(kl_w4a16_args, float *, int, int, unsigned *, unsigned);
 struct MmaKernel {
     mma_kernel fn;
@@ -368,8 +353,7 @@ static void launch_k(void (*k)(P...), dim3 grid, dim3 block, int smem, cudaStrea
     KL_CHECK_LAUNCH();
 }
 
-// Whether PDL can be used (asked once): it needs the kernels' machine code to
-// be sm_90 or later (griddep_wait is compiled out before), not only the GPU.
+// Whether PDL can be used (asked once): the kernels' machine code must be sm_90+, not only the GPU.
 static bool prepare() {
     static int ok = -1;
     if (ok < 0) {
@@ -380,8 +364,7 @@ static bool prepare() {
     return ok;
 }
 
-// splitk_flag's flags, one per tile of C (grown with N), and this launch's
-// epoch: a flag that holds an older one (or 0) is not raised.
+// splitk_flag's flags, one per tile of C (grown with N), and this launch's epoch: a flag is raised only if it holds it.
 static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
     static unsigned *flags = nullptr, last = 0;
     static int have = 0;
