@@ -252,12 +252,9 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             }
             const float s0 = __half2float(s[kg][0]), s1 = __half2float(s[kg][1]);   // W rows g, g + 8
 #pragma unroll
-            for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh) {
-                acc[mh][0] = fmaf(s0, part[mh][0], acc[mh][0]);
-                acc[mh][1] = fmaf(s0, part[mh][1], acc[mh][1]);
-                acc[mh][2] = fmaf(s1, part[mh][2], acc[mh][2]);
-                acc[mh][3] = fmaf(s1, part[mh][3], acc[mh][3]);
-            }
+            for (int mh = 0; mh < (M_HI ? 2 : 1); ++mh)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) acc[mh][r] = fmaf(r < 2 ? s0 : s1, part[mh][r], acc[mh][r]);
         }
 #pragma unroll
         for (int kg = 0; kg < KG; ++kg)
