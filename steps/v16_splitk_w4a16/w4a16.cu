@@ -303,11 +303,7 @@ __global__ void sum_splits(const float *ws, float *c, size_t mn, int splits) {
 
 // ---- the launcher ------------------------------------------------------------
 // The four instantiations (M > 8 or not; ZP where K / 128 is even), each with its block shape.
-typedef void (*mma_kernel)(kl_w4a16_args, float *, int, int, unsigned *, unsigned);
-struct MmaKernel {
-    mma_kernel fn;
-    int threads, bn, smem;
-};
+struct MmaKernel { void (*fn)(kl_w4a16_args, float *, int, int, unsigned *, unsigned); int threads, bn, smem; };
 static MmaKernel pick_kernel(int m, int k) {
     const bool hi = m > 8, zp = KG % 2 == 0 && (k / GROUP) % 2 == 0;
     if (hi) return {zp ? w4a16_mma<true, true> : w4a16_mma<true, false>, warps_of<true>() * 32, bn_of<true>(), smem_bytes<true>()};
@@ -328,14 +324,12 @@ static const struct { int n, k; unsigned char s[5]; } split_table[] = {
 };
 static int g_split = 0;   // --split: 0 = the table
 
-static int pick_split(int m, int n, int k) {
+static int pick_split(int m, int n, int k, const MmaKernel &kern, int tiles) {
     if (g_split) return g_split;
     const int mi = m <= 1 ? 0 : m <= 2 ? 1 : m <= 4 ? 2 : m <= 8 ? 3 : 4;
     for (const auto &e : split_table)
         if (e.n == n && e.k == k) return e.s[mi];
     // One wave (H100: 3 x 132 blocks of 8 warps at M <= 8, 4 x 132 of 4 warps at M > 8)
-    const MmaKernel kern = pick_kernel(m, k);
-    const int tiles = (n + kern.bn - 1) / kern.bn;
     return max(1, kl_blocks_at_once((const void *)kern.fn, kern.threads, kern.smem) / tiles);
 }
 
@@ -381,7 +375,7 @@ static void launch(const kl_w4a16_args *a, void *ctx, cudaStream_t stream) {
     const MmaKernel kern = pick_kernel(a->m, a->k);
     const int stages = (a->k / GROUP + KG - 1) / KG, tiles = (a->n + kern.bn - 1) / kern.bn;
     const bool pdl = prepare();
-    int splits = mode == OUT_STORE ? 1 : pick_split(a->m, a->n, a->k);
+    int splits = mode == OUT_STORE ? 1 : pick_split(a->m, a->n, a->k, kern, tiles);
     splits = min(min(splits, stages), KL_W4A16_MAX_SPLIT);   // every split gets at least one stage
     const size_t mn = (size_t)a->m * a->n;
     float *out = mode == OUT_PARTIAL ? a->workspace : a->c;
@@ -418,7 +412,6 @@ int main(int argc, char **argv) {
         step.kernels[i].w4a16 = launch;
         step.kernels[i].ctx = &modes[i];
     }
-    step.opts[0] = {"split", "SplitK factor of the splitk variants (0: the measured table)", &g_split, 0,
-                    KL_W4A16_MAX_SPLIT};
+    step.opts[0] = {"split", "SplitK factor of the splitk variants (0: the measured table)", &g_split, 0, KL_W4A16_MAX_SPLIT};
     return kl_main(argc, argv, &step);
 }
