@@ -128,10 +128,6 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         pin(asrc[q]);
         pin(adst[q]);
     }
-    // Does this thread copy chunk q of the stage that starts at group gr?
-    auto a_mine = [&](int q, int gr) {
-        return (ACOPY * NW * 32 == ACHUNKS || (int)threadIdx.x + q * NW * 32 < ACHUNKS) && gr + akg[q] < G;
-    };
     unsigned smem = (unsigned)__cvta_generic_to_shared(sm);
     int wdst = (int)offsetof(St, w) + (warp * ROWS * 32 + lane) * 16;
     pin(smem);
@@ -159,8 +155,9 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
                                  wsrc[j] + (unsigned)(gr + kg) * (GROUP / 2));
             }
 #pragma unroll
-            for (int q = 0; q < ACOPY; ++q)
-                if (a_mine(q, gr)) cp_async16(st + adst[q], asrc[q] + (unsigned)gr * GROUP, abytes[q]);
+            for (int q = 0; q < ACOPY; ++q)   // does this thread copy chunk q of this stage?
+                if ((ACOPY * NW * 32 == ACHUNKS || (int)threadIdx.x + q * NW * 32 < ACHUNKS) && gr + akg[q] < G)
+                    cp_async16(st + adst[q], asrc[q] + (unsigned)gr * GROUP, abytes[q]);
         }
         cp_async_commit();   // empty groups too: the count in cp_async_wait stays right
     };
