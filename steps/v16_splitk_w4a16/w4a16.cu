@@ -307,20 +307,14 @@ static MmaKernel pick_kernel(int m, int k) {
     return {zp ? w4a16_mma<false, true> : w4a16_mma<false, false>, warps_of<false>() * 32, bn_of<false>(), smem_bytes<false>()};
 }
 
-// Measured best S for M <= 1, 2, 4, 8, 16 (sweep_split.sh; results/h100-80gb-hbm3/
-// sweeps/step16.md).  Other shapes: the most slices that fit in one wave.
+// Measured best S for M <= 1, 2, 4, 8, 16 (sweep_split.sh; results/h100-80gb-hbm3/sweeps/step16.md;
+// 8192^2 at M <= 8: side-by-side runs chose 4, within 0.1 us of 6 in the sweep).  Other shapes: one wave.
 static const struct { int n, k; unsigned char s[5]; } split_table[] = {
-    {4096, 4096, {8, 8, 8, 8, 6}},
-    {8192, 8192, {4, 4, 4, 4, 4}},   // M <= 8: side-by-side runs chose 4 (S = 6 is within 0.1 us in the sweep)
-    {16384, 16384, {6, 6, 6, 2, 2}},
-    {11008, 4096, {4, 4, 4, 4, 3}},
-    {4096, 11008, {12, 8, 8, 8, 8}},
-    {14336, 4096, {3, 3, 3, 3, 2}},
-    {4096, 14336, {8, 8, 12, 8, 8}},
-    {128256, 4096, {1, 1, 1, 1, 1}},
+    {4096, 4096, {8, 8, 8, 8, 6}},   {8192, 8192, {4, 4, 4, 4, 4}},   {16384, 16384, {6, 6, 6, 2, 2}},
+    {11008, 4096, {4, 4, 4, 4, 3}},  {4096, 11008, {12, 8, 8, 8, 8}}, {14336, 4096, {3, 3, 3, 3, 2}},
+    {4096, 14336, {8, 8, 12, 8, 8}}, {128256, 4096, {1, 1, 1, 1, 1}},
 };
 static int g_split = 0;   // --split: 0 = the table
-
 static int pick_split(int m, int n, int k, const MmaKernel &kern, int tiles) {
     if (g_split) return g_split;
     const int mi = m <= 1 ? 0 : m <= 2 ? 1 : m <= 4 ? 2 : m <= 8 ? 3 : 4;
