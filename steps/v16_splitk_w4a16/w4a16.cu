@@ -6,9 +6,8 @@
  * format (fp16 scale s and zero z per 128 columns, w = (q - z) * s), each
  * word's 8 nibbles in w4a16's order 0 2 4 6 1 3 5 7 (the harness repacks once).
  * W is the 16-row operand of mma.sync m16n8k16, the activations the 8-column
- * one; the four variants (OUT_*) differ in whether the blocks split K and how
- * their tiles reach C.  The lesson, with the arithmetic and the numbers:
- * docs/v16_splitk_w4a16.md.
+ * one; the variants (OUT_*) differ in how the blocks share K and reach C.
+ * The lesson, with the arithmetic and the numbers: docs/v16_splitk_w4a16.md.
  *
  * Build and run:   make step16 && ./step16
  *                  ./step16 -m 3 -n 1000 -k 4096 --check-only
@@ -45,10 +44,9 @@ template <bool M_HI> constexpr int smem_bytes() { return STAGES * (int)sizeof(St
 static_assert(sizeof(StageOf<false>) % 128 == 0 && sizeof(StageOf<true>) % 128 == 0, "slots start on 128-byte boundaries");
 static_assert(smem_bytes<false>() <= 48 * 1024 && smem_bytes<true>() <= 48 * 1024, "more would need cudaFuncSetAttribute");
 
-// What a block does with its tile: store it (dp), add it into C that zero_c zeroed (splitk),
-// write it to its split's slice of a workspace (splitk_det), or add it into C once the tile's
-// split-0 block zeroed it and raised flags[tile] (splitk_flag: safe only because the GPU
-// starts blocks in index order, which CUDA does not promise).
+// What a block does with its tile: store it (dp), add it into C that zero_c zeroed (splitk), write it to its
+// split's slice of a workspace (splitk_det), or add it into C once the tile's split-0 block zeroed it and raised
+// flags[tile] (splitk_flag: relies on the GPU starting blocks in index order, which CUDA does not promise).
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
 
 // (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
@@ -59,10 +57,9 @@ template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, 
     return r;
 }
 
-// Eight nibbles of one word (w4a16's order) -> four half2 of (q - z), exact: a nibble OR-ed into
-// the mantissa of 1024.0 (magic = 0x6400 twice) is the fp16 1024 + q (1024 + 16q at bits 4-7).
-// One mask reaches nibbles i and i + 4, adjacent columns: the pairs (0,1) (2,3) (4,5) (6,7), as
-// A lies in memory.  9 instructions per 8 weights.
+// Eight nibbles of one word (w4a16's order) -> four half2 of (q - z), exact: a nibble OR-ed into the mantissa
+// of 1024.0 (magic = 0x6400 twice) is the fp16 1024 + q (1024 + 16q at bits 4-7).  One mask reaches nibbles i
+// and i + 4, adjacent columns: the pairs (0,1) (2,3) (4,5) (6,7), as A lies in memory.  9 instructions per 8 weights.
 __device__ __forceinline__ void dequant8(uint32_t v, uint32_t magic, __half2 z1024, __half2 z64, uint32_t b[4]) {
     const __half2 sixteenth = __float2half2_rn(1.0f / 16.0f);
     b[0] = h2u(__hsub2(u2h(and_or<0x000F000F>(v, magic)), z1024));             // (1024+q) - (1024+z)
@@ -99,20 +96,18 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     const __half *zeros = reinterpret_cast<const __half *>(p.zeros), *scales = reinterpret_cast<const __half *>(p.scales);
     griddep_launch_dependents();   // splitk_det's sum_splits may launch now (it waits for us)
 
-    // Thread (g, t) owns W rows nbase + g and + 8: it copies, dequantizes and scales their bytes
-    // 16t..16t+15 of each group.  Rows past N are clamped (loaded, never stored); addresses pinned (ptx.h).
+    // Thread (g, t) owns W rows nbase + g and + 8: it copies, dequantizes and scales their bytes 16t..16t+15 of each group.
     const uint8_t *wsrc[ROWS];   // this thread's 16 bytes of group 0 of row j
     int zs[ROWS];   // index of row j's zero and scale of group 0: one 32-bit offset for both arrays (N x K / 128 < 2^31)
 #pragma unroll
     for (int j = 0; j < ROWS; ++j) {   // row nbase + 8j + g
-        const size_t row = (size_t)min(nbase + 8 * j + g, N - 1);
+        const size_t row = (size_t)min(nbase + 8 * j + g, N - 1);   // rows past N: loaded, never stored
         wsrc[j] = p.w + row * (K / 2) + 16 * t;
         zs[j] = (int)row * G;
         pin(wsrc[j]);
         pin(zs[j]);
     }
-    // A is copied by the whole block, 16 bytes a copy: chunk i of a stage is chunk i % 16 of row
-    // (i / 16) % AROWS of group i / (16 AROWS).  Rows past M are zero-filled (nothing read).
+    // A is copied by the whole block: thread i % (32 NW) copies 16-byte chunk i of a stage (group kg, row r, chunk c).
     constexpr int ACHUNKS = KG * AROWS * 16;
     constexpr int ACOPY = (ACHUNKS + NW * 32 - 1) / (NW * 32);   // chunks per thread
     const __half *asrc[ACOPY];
@@ -122,7 +117,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
         const int i = min((int)threadIdx.x + q * NW * 32, ACHUNKS - 1);
         const int kg = i / (AROWS * 16), r = (i / 16) % AROWS, c = i % 16;
         akg[q] = kg;
-        abytes[q] = r < M ? 16 : 0;
+        abytes[q] = r < M ? 16 : 0;   // rows past M: zero-filled, nothing read
         asrc[q] = A + (size_t)min(r, M - 1) * K + kg * GROUP + 8 * c;
         adst[q] = (int)offsetof(St, a) + ((kg * AROWS + r) * 16 + (c ^ swz(c, r))) * 16;
         pin(asrc[q]);
@@ -132,8 +127,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     int wdst = (int)offsetof(St, w) + (warp * ROWS * 32 + lane) * 16;
     pin(smem);
     pin(wdst);
-    // Where this thread reads its A fragments: row g, chunk 4t + w swizzled; swz(4t + w, g) = (t & 2) |
-    // (g & 1) is the same for every w and for row g + 8, so four offsets serve every read.
+    // Its A fragments: row g, chunk 4t + w, swizzled by swz(4t + w, g) = (t & 2) | (g & 1): four offsets serve all reads.
     int aread[4];
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
@@ -259,8 +253,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
             for (int j = 0; j < ROWS; ++j) z[kg][j] = z_next[kg][j], s[kg][j] = s_next[kg][j];
     }
 
-    // Write the tile (see OUT_*).  Before adding, C must be zero: splitk waits
-    // for zero_c to have finished (long ago), splitk_flag for split 0's block.
+    // Write the tile (OUT_*).  Before adding, C must be zero: splitk waits for zero_c, splitk_flag for split 0's block.
     if (mode == OUT_ATOMIC) griddep_wait();
     if (mode == OUT_ATOMIC_FLAG && split != 0) {
         if (threadIdx.x == 0)
@@ -346,7 +339,7 @@ static bool prepare() {
     return ok;
 }
 
-// splitk_flag's flags, one per tile of C (grown with N), and this launch's epoch: a flag is raised only if it holds it.
+// splitk_flag's flags, one per tile of C (grown with N), and this launch's epoch (a flag that holds an older one is down).
 static unsigned *tile_flags(int tiles, cudaStream_t stream, unsigned *epoch) {
     static unsigned *flags = nullptr, last = 0;
     static int have = 0;
