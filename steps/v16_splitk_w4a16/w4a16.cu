@@ -330,12 +330,11 @@ static void launch_k(void (*k)(P...), dim3 grid, dim3 block, int smem, cudaStrea
 
 // Whether PDL can be used (asked once): the kernels' machine code must be sm_90+, not only the GPU.
 static bool prepare() {
-    static int ok = -1;
-    if (ok < 0) {
+    static const bool ok = [] {
         cudaFuncAttributes fa;
         CUDA_CHECK(cudaFuncGetAttributes(&fa, w4a16_mma<true, true>));
-        ok = fa.binaryVersion >= 90;
-    }
+        return fa.binaryVersion >= 90;
+    }();
     return ok;
 }
 
@@ -381,8 +380,6 @@ static int accepts(const kl_problem *p, char *msg, size_t len) {
     return 0;
 }
 
-static int modes[4] = {OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG};
-
 int main(int argc, char **argv) {
     kl_step step = {};
     step.number = 16;
@@ -390,6 +387,7 @@ int main(int argc, char **argv) {
     step.min_cc = 80;   // mma.sync m16n8k16 with fp16 operands
     step.accepts = accepts;
     const char *names[4] = {"dp", "splitk", "splitk_det", "splitk_flag"};
+    static int modes[4] = {OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG};
     for (int i = 0; i < 4; ++i) {
         step.kernels[i].op = &kl_op_w4a16;
         step.kernels[i].variant = names[i];
