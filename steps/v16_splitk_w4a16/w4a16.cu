@@ -49,8 +49,7 @@ static_assert(smem_bytes<false>() <= 48 * 1024 && smem_bytes<true>() <= 48 * 102
 // flags[tile] (splitk_flag: relies on the GPU starting blocks in index order, which CUDA does not promise).
 enum { OUT_STORE, OUT_ATOMIC, OUT_PARTIAL, OUT_ATOMIC_FLAG };
 
-// (v & MASK) | bits in one LOP3.  Written in C it compiles into two: an
-// instruction carries one 32-bit immediate, and MASK and 0x64006400 are two.
+// (v & MASK) | bits in one LOP3.  In C it is two: an instruction carries one 32-bit immediate, MASK and 0x64006400 are two.
 template <uint32_t MASK> __device__ __forceinline__ uint32_t and_or(uint32_t v, uint32_t bits) {
     uint32_t r;
     asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(v), "n"(MASK), "r"(bits));
@@ -127,7 +126,7 @@ w4a16_mma(kl_w4a16_args p, float *out, int splits, int mode, unsigned *flags, un
     int wdst = (int)offsetof(St, w) + (warp * ROWS * 32 + lane) * 16;
     pin(smem);
     pin(wdst);
-    // Its A fragments: row g, chunk 4t + w, swizzled by swz(4t + w, g) = (t & 2) | (g & 1): four offsets serve all reads.
+    // This thread's A fragments: row g, chunk 4t + w, swizzled by swz(4t + w, g) = (t & 2) | (g & 1): four offsets.
     int aread[4];
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
