@@ -14,6 +14,10 @@
 #include <math.h>
 #include <string.h>
 
+/* The rounds in which cuBLAS and the kernels of one problem take turns on
+ * the GPU (timing.h: kl_time_turns_us). */
+#define TURNS 5
+
 /* What one run of a step holds, from the command line to the last row. */
 typedef struct engine {
     const kl_step *step;
@@ -244,9 +248,9 @@ static void print_header(const engine *e) {
                     op_of(e, q)->tensor_core == op_of(e, j)->tensor_core;
         if (!seen) print_ceiling(e, op_of(e, j));
     }
-    printf("timing: median of up to %d runs (CUDA events, %d warm-up, %.0f ms budget each); "
-           "check: random inputs (seed %llu), output poisoned with NaN first\n\n",
-           c->iters, c->warmup, c->budget_ms, (unsigned long long)c->seed);
+    printf("timing: median of up to %d runs (CUDA events, %d warm-up, %.0f ms budget each; cuBLAS and the "
+           "kernels in %d turns); check: random inputs (seed %llu), output poisoned with NaN first\n\n",
+           c->iters, c->warmup, c->budget_ms, TURNS, (unsigned long long)c->seed);
 }
 
 static void print_columns(const kl_op *op, int variants) {
@@ -290,39 +294,37 @@ static void launch_body(void *ctx, int i) {
     else t->op->run_ref(t->st, i % t->nrot, t->s);
 }
 
-static double time_body(const engine *e, const kl_op *op, void *st, const kl_kernel *kern, int nrot) {
-    timed_body tb = {op, st, kern, nrot, e->env.stream};
-    const kl_timing t = {e->cli.warmup, e->cli.iters, e->cli.budget_ms};
-    return kl_time_us(launch_body, &tb, &t, e->env.stream);
-}
-
-/* Check and time one kernel on problem p; print and write its row. */
-static void run_kernel(engine *e, const kl_kernel *kern, void *st, const kl_problem *p, int nrot, double ref_us) {
+/* Problem p's row for one kernel: checked here, timed later with the others. */
+static void check_row(engine *e, const kl_kernel *kern, void *st, const kl_problem *p, kl_row *r) {
     const kl_op *op = kern->op;
-    kl_row r;
-    memset(&r, 0, sizeof r);
-    r.step = e->step->number;
-    r.op = op->name;
-    r.dtype = op->dtype;
-    r.variant = kern->variant ? kern->variant : "";
-    r.part = op->part;
-    r.memory_bound = op->memory_bound;
-    r.m = p->m; r.n = p->n; r.k = p->k;
-    r.pass = check_kernel(op, st, kern, &r.rel_err);
-    r.time_us = e->cli.check_only ? NAN : time_body(e, op, st, kern, nrot);
-    r.cublas_time_us = ref_us;
-    const double fl = op->flops(p), by = op->bytes(p);
-    r.tflops = fl > 0 ? fl / (r.time_us * 1e-6) / 1e12 : NAN;
-    r.gbps = by > 0 ? by / (r.time_us * 1e-6) / 1e9 : NAN;
-    r.pct_ceiling = op->memory_bound ? 100.0 * r.gbps / e->read->gbps
-                                     : 100.0 * r.tflops / kl_peak_tflops(&e->env, op->tensor_core, e->clock_khz);
-    const double cublas_rate = op->memory_bound ? by / (ref_us * 1e-6) / 1e9 : fl / (ref_us * 1e-6) / 1e12;
-    print_row(op, &r, e->any_variant, cublas_rate);
-    if (e->csv) { kl_csv_row(e->csv, &r); fflush(e->csv); }
-    e->failures += !r.pass;
+    memset(r, 0, sizeof *r);
+    r->step = e->step->number;
+    r->op = op->name;
+    r->dtype = op->dtype;
+    r->variant = kern->variant ? kern->variant : "";
+    r->part = op->part;
+    r->memory_bound = op->memory_bound;
+    r->m = p->m; r->n = p->n; r->k = p->k;
+    r->pass = check_kernel(op, st, kern, &r->rel_err);
 }
 
-/* Problem i: for each op, one setup and one cuBLAS timing, then its kernels. */
+/* The row's rates from its times; print and write it. */
+static void report_row(engine *e, const kl_op *op, const kl_problem *p, kl_row *r) {
+    const double fl = op->flops(p), by = op->bytes(p);
+    r->tflops = fl > 0 ? fl / (r->time_us * 1e-6) / 1e12 : NAN;
+    r->gbps = by > 0 ? by / (r->time_us * 1e-6) / 1e9 : NAN;
+    r->pct_ceiling = op->memory_bound ? 100.0 * r->gbps / e->read->gbps
+                                      : 100.0 * r->tflops / kl_peak_tflops(&e->env, op->tensor_core, e->clock_khz);
+    const double ref_us = r->cublas_time_us;
+    const double cublas_rate = op->memory_bound ? by / (ref_us * 1e-6) / 1e9 : fl / (ref_us * 1e-6) / 1e12;
+    print_row(op, r, e->any_variant, cublas_rate);
+    if (e->csv) { kl_csv_row(e->csv, r); fflush(e->csv); }
+    e->failures += !r->pass;
+}
+
+/* Problem i: for each op, one setup; its kernels checked; then cuBLAS and
+ * the kernels timed in turns, through the same code and the same rotation
+ * of buffers, so that each sees the same clocks. */
 static void run_problem(engine *e, int i) {
     const kl_problem *p = &e->p[i];
     for (int j = 0; j < e->nk; ++j) {
@@ -331,9 +333,28 @@ static void run_problem(engine *e, int i) {
         const int nrot = rotations_for(e, op, p);
         if (i == 0 || j > 0) print_columns(op, e->any_variant);
         void *st = op->setup(p, nrot, &e->env);
-        const double ref_us = !e->cli.check_only && op->run_ref ? time_body(e, op, st, NULL, nrot) : NAN;
-        for (int q = j; q < e->nk; ++q)
-            if (op_of(e, q) == op) run_kernel(e, &e->step->kernels[q], st, p, nrot, ref_us);
+        kl_row rows[KL_MAX_KERNELS];
+        timed_body tb[KL_MAX_KERNELS + 1];
+        kl_body body[KL_MAX_KERNELS + 1];
+        int nr = 0, nb = 0;
+        const int ref = !e->cli.check_only && op->run_ref;
+        if (ref) tb[nb++] = (timed_body){op, st, NULL, nrot, e->env.stream};   /* cuBLAS: body 0 */
+        for (int q = j; q < e->nk; ++q) {
+            if (op_of(e, q) != op) continue;
+            check_row(e, &e->step->kernels[q], st, p, &rows[nr++]);
+            if (!e->cli.check_only) tb[nb++] = (timed_body){op, st, &e->step->kernels[q], nrot, e->env.stream};
+        }
+        double us[KL_MAX_KERNELS + 1];
+        for (int b = 0; b < nb; ++b) body[b] = (kl_body){launch_body, &tb[b]};
+        if (nb) {
+            const kl_timing t = {e->cli.warmup, e->cli.iters, e->cli.budget_ms};
+            kl_time_turns_us(body, nb, &t, TURNS, e->env.stream, us);
+        }
+        for (int q = 0; q < nr; ++q) {
+            rows[q].time_us = e->cli.check_only ? NAN : us[ref + q];
+            rows[q].cublas_time_us = ref ? us[0] : NAN;
+            report_row(e, op, p, &rows[q]);
+        }
         if (!e->cli.check_only && op->baseline_note) {
             const char *note = op->baseline_note(st);
             if (note) printf("%8s %s\n", "", note);

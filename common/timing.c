@@ -22,15 +22,15 @@ static double launch_ms(kl_launch_fn launch, void *ctx, int i, cudaStream_t s) {
     return ms;
 }
 
-/* Median time in us of n launches, launch(ctx, first) to launch(ctx, first +
- * n - 1), each between its own pair of events.  The runs are queued behind a
- * kernel that waits for the host to finish queueing them (kl_hold_stream).
- * Queued straight onto an idle GPU, a launch shorter than the host's time to
- * queue the next one (a few us) would start late, after its first event, and
- * its time would hold part of the host's launch cost: an empty kernel then
- * read 3.6 to 7.3 us on an H100.  The limit only matters if the launch queue
- * fills up before the host is done. */
-static double queued_us(kl_launch_fn launch, void *ctx, int first, int n, cudaStream_t s) {
+/* Times in us of n launches, launch(ctx, first) to launch(ctx, first + n - 1),
+ * each between its own pair of events, into out[0..n-1].  The runs are queued
+ * behind a kernel that waits for the host to finish queueing them
+ * (kl_hold_stream).  Queued straight onto an idle GPU, a launch shorter than
+ * the host's time to queue the next one (a few us) would start late, after its
+ * first event, and its time would hold part of the host's launch cost: an
+ * empty kernel then read 3.6 to 7.3 us on an H100.  The limit only matters if
+ * the launch queue fills up before the host is done. */
+static void queued_us(kl_launch_fn launch, void *ctx, int first, int n, cudaStream_t s, double *out) {
     static volatile int *hold = NULL;   /* pinned host memory the GPU reads, at hold_dev */
     static int *hold_dev = NULL;
     if (!hold) {
@@ -38,7 +38,6 @@ static double queued_us(kl_launch_fn launch, void *ctx, int first, int n, cudaSt
         CUDA_CHECK(cudaHostGetDevicePointer((void **)&hold_dev, (void *)hold, 0));
     }
     cudaEvent_t *ev = kl_hmalloc(sizeof(cudaEvent_t) * 2 * (size_t)n);
-    double *t = kl_hmalloc(sizeof(double) * (size_t)n);
     for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventCreate(&ev[i]));
     *hold = 0;
     kl_hold_stream(hold_dev, 100.0, s);
@@ -52,31 +51,59 @@ static double queued_us(kl_launch_fn launch, void *ctx, int first, int n, cudaSt
     for (int i = 0; i < n; ++i) {
         float ms = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-        t[i] = ms * 1e3;
+        out[i] = ms * 1e3;
     }
-    const double med = kl_median(t, n);
     for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventDestroy(ev[i]));
     free(ev);
-    free(t);
-    return med;
 }
 
-double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream_t s) {
+/* Body j's warm-ups; returns how many timed launches it gets, and in *first
+ * the index its timed launches start at (the rotation goes on from there). */
+static int warm_up(const kl_body *b, const kl_timing *t, cudaStream_t s, int *first) {
     if (!(t->budget_ms > 0)) {
-        for (int i = 0; i < t->warmup; ++i) launch(ctx, i);
+        for (int i = 0; i < t->warmup; ++i) b->launch(b->ctx, i);
         if (t->warmup) CUDA_CHECK(cudaStreamSynchronize(s));
-        return queued_us(launch, ctx, t->warmup, t->runs, s);
+        *first = t->warmup;
+        return t->runs;
     }
     /* The warm-ups also estimate the cost of one launch, so that a slow
      * kernel runs a few times and a fast one up to t->runs times. */
     int w = 0;
     double est_ms = 0.0, spent_ms = 0.0;
     for (; w < t->warmup && (w == 0 || spent_ms < t->budget_ms / 2); ++w) {
-        est_ms = launch_ms(launch, ctx, w, s);
+        est_ms = launch_ms(b->launch, b->ctx, w, s);
         spent_ms += est_ms;
     }
-    const int n = kl_repeats(est_ms, t->budget_ms, t->runs < 3 ? t->runs : 3, t->runs);
-    return queued_us(launch, ctx, w, n, s);   /* the rotation goes on where the warm-ups left it */
+    *first = w;
+    return kl_repeats(est_ms, t->budget_ms, t->runs < 3 ? t->runs : 3, t->runs);
+}
+
+void kl_time_turns_us(const kl_body *b, int nb, const kl_timing *t, int rounds, cudaStream_t s, double *us) {
+    int *first = kl_hmalloc(sizeof(int) * (size_t)nb), *n = kl_hmalloc(sizeof(int) * (size_t)nb);
+    double **times = kl_hmalloc(sizeof(double *) * (size_t)nb);
+    for (int j = 0; j < nb; ++j) {
+        n[j] = warm_up(&b[j], t, s, &first[j]);
+        times[j] = kl_hmalloc(sizeof(double) * (size_t)n[j]);
+    }
+    for (int r = 0; r < rounds; ++r)
+        for (int j = 0; j < nb; ++j) {   /* body j's launches r n / rounds .. (r + 1) n / rounds - 1 */
+            const int from = (int)((long long)n[j] * r / rounds), to = (int)((long long)n[j] * (r + 1) / rounds);
+            if (to > from) queued_us(b[j].launch, b[j].ctx, first[j] + from, to - from, s, times[j] + from);
+        }
+    for (int j = 0; j < nb; ++j) {
+        us[j] = kl_median(times[j], n[j]);
+        free(times[j]);
+    }
+    free(times);
+    free(n);
+    free(first);
+}
+
+double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream_t s) {
+    const kl_body b = {launch, ctx};
+    double us;
+    kl_time_turns_us(&b, 1, t, 1, s, &us);
+    return us;
 }
 
 int kl_rotations(const kl_env *env, size_t bytes_per_copy) {

@@ -2,7 +2,8 @@
  * timing.h - how anything on the GPU is timed (internal to common/): the
  * step and its cuBLAS baseline (engine.c), the pick between two cuBLAS calls
  * (op_gemv.c), the read ceiling and the read floor (ceiling.c).  One entry
- * point, kl_time_us, so that all of them are measured the same way.
+ * point, kl_time_turns_us (kl_time_us for one body), so that all of them
+ * are measured the same way.
  */
 #ifndef KL_TIMING_H
 #define KL_TIMING_H
@@ -30,6 +31,16 @@ typedef struct kl_timing {
  * pair of CUDA events, all queued behind a held stream before the GPU
  * starts any of them (timing.c says why). */
 double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream_t s);
+
+/* Several bodies measured in turns, for a comparison: each is warmed up,
+ * then `rounds` rounds each run a share of body 0's timed launches, then of
+ * body 1's, and so on; us[j] is the median of body j's launches.  A GPU whose
+ * clock falls under sustained load (an H100 at its power limit) would
+ * otherwise time whichever body runs first or after a pause at a higher
+ * clock than the others: in turns, all see the same history.  kl_time_us is
+ * one body in one round. */
+typedef struct kl_body { kl_launch_fn launch; void *ctx; } kl_body;
+void kl_time_turns_us(const kl_body *b, int nb, const kl_timing *t, int rounds, cudaStream_t s, double *us);
 
 /* Copies of a buffer to rotate through so that the bytes touched between two
  * uses of one copy are three times the L2: a cold L2 for memory-bound work. */
