@@ -233,11 +233,13 @@ else
             3)  # bf16 tensor-core GEMM: any M and N, K a multiple of 8 (16-byte rows)
                 check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 64)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 64
                 for shp in "-m 1000 -n 7 -k 40" "-m 7 -n 1023 -k 2056" "-m 127 -n 2049 -k 8" "-m 1 -n 1 -k 4104" \
-                           "-m 513 -n 257 -k 136" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 264"; do
+                           "-m 513 -n 257 -k 136" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 264" \
+                           "-m 4097 -n 4104 -k 72" "-m 1 -n 8 -k 8" "-m 1153 -n 4104 -k 8"; do   # N % 8 == 0: TMA-store epilogues
                     check "step$s --check-only $shp" ./step$s --check-only $shp
                 done
                 check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of 8" ./step$s --check-only -m 64 -n 64 -k 100
-                san="-m 67 -n 45 -k 40"; huge="-m 100000 -n 100000 -k 8" ;;
+                # N % 8 != 0, then N % 8 == 0 with more tiles (170) than SMs: both epilogues, blocks that take several tiles
+                san="-m 67 -n 45 -k 40;-m 1153 -n 4104 -k 8"; huge="-m 100000 -n 100000 -k 8" ;;
             "")
                 bad "step$s: could not run a check to learn its operation"; continue ;;
             2)  # GEMV family: any N; K as the format allows
@@ -277,10 +279,13 @@ else
         esac
         check "step$s: too big for the GPU -> exit 2 saying how much" expect_exit 2 "GiB of device memory" ./step$s $huge
         if command -v compute-sanitizer >/dev/null 2>&1; then
-            for tool in memcheck racecheck; do
-                if compute-sanitizer --tool $tool --error-exitcode 1 ./step$s --check-only $san >"$tmp/san.log" 2>&1; then
-                    ok "step$s compute-sanitizer $tool ($san)"
-                else bad "step$s compute-sanitizer $tool: $(grep -m2 -E 'ERROR|Invalid|hazard' "$tmp/san.log")"; fi
+            IFS=';' read -ra sans <<<"$san"   # one or more shapes, ';' between them
+            for one in "${sans[@]}"; do
+                for tool in memcheck racecheck; do
+                    if compute-sanitizer --tool $tool --error-exitcode 1 ./step$s --check-only $one >"$tmp/san.log" 2>&1; then
+                        ok "step$s compute-sanitizer $tool ($one)"
+                    else bad "step$s compute-sanitizer $tool ($one): $(grep -m2 -E 'ERROR|Invalid|hazard' "$tmp/san.log")"; fi
+                done
             done
         else
             skp "step$s compute-sanitizer: not installed (it ships with the CUDA toolkit)"
