@@ -36,30 +36,13 @@
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 
-#ifndef BM
 #define BM 128   // 64 rows of C per consumer warpgroup
-#endif
-#ifndef BN
 #define BN 256   // = the wgmma's n: one instruction spans the block's columns
-#endif
-#ifndef BK
 #define BK 64
-#endif
-#ifndef STAGES
 #define STAGES 4   // k tiles in the ring
-#endif
-#ifndef WG_PENDING
 #define WG_PENDING 1   // wgmma batches left running across the next k tile (0 or 1)
-#endif
-#ifndef RELEASE_LAG
-#define RELEASE_LAG 0   // k tiles a finished stage is held before its release (v22: 1; 2% slower here)
-#endif
-#ifndef GROUP_M
 #define GROUP_M 16   // M-tiles that walk across N together (1: row-major, v22's order)
-#endif
-#ifndef CS_COLS
 #define CS_COLS 128   // columns of C a consumer stages per TMA store round
-#endif
 #ifndef CLUSTER_M
 #define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (1: v23's copies)
 #endif
@@ -71,7 +54,7 @@
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
 #define CONSUMER_REGS 232   // 128 accumulators + descriptors, indices, the epilogue's addresses
-#define LAG (WG_PENDING + RELEASE_LAG)   // the stage released at k tile kt is kt - LAG's
+#define LAG WG_PENDING   // the stage released at k tile kt is kt - LAG's: as soon as no batch reads it
 static_assert(BM % 64 == 0 && BN == 256, "warpgroups of m64n256 tile the block");
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
@@ -79,8 +62,7 @@ static_assert(NUM_THREADS <= 384, "ptxas fits the whole kernel in 64K / threads 
                                    "too few for m64n256's 128 accumulators (C7602)");
 static_assert(BM <= 256, "a TMA box has at most 256 rows");
 static_assert(BK % 16 == 0, "k steps of 16");
-static_assert(WG_PENDING == 0 || WG_PENDING == 1, "at most one batch in flight");
-static_assert(RELEASE_LAG >= 0 && STAGES - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
+static_assert(STAGES - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
 static_assert(GROUP_M >= 1, "a group has at least one M-tile");
 static_assert(CLUSTER <= 8, "8 blocks: the largest portable cluster");
 static_assert(BM % (8 * CLUSTER_N) == 0 && BN % (8 * CLUSTER_M) == 0,
@@ -414,7 +396,7 @@ static CUtensorMap make_map(const kl_bf16 *base, int rows, int cols, int box_row
 static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_bf16 *c, void *ctx,
                    cudaStream_t stream) {
     (void)ctx;
-    // 4 x 48 KB + 2 x 16 KB + 1 KB: 225 KB (CS_COLS 256, STAGES 3: 3 x 48 + 2 x 32 + 1 = 209 KB)
+    // 4 x 48 KB + 2 x 16 KB + 1 KB: 225 KB
     const size_t smem = STAGES * sizeof(Stage) + CONSUMERS * (CS_COLS / 64) * sizeof(CBox) + 1024;
     static int clusters_max = 0;   // clusters resident at once (one block per SM, two SMs each)
     if (!clusters_max) {
