@@ -57,6 +57,10 @@ int kl_open_device(int device, kl_env *env, struct cudaDeviceProp *prop);
 void *kl_dmalloc(size_t bytes);                    /* cudaMalloc or exit 3 */
 void *kl_hmalloc(size_t bytes);                    /* malloc or exit 2 */
 void kl_copy_to_host(void *h, const void *d, size_t bytes);
+/* kl_spot_check (check.h) of an operation's cuBLAS reference C[m][n]: a
+ * disagreement is an internal error, reported in one line, exit 1. */
+void kl_require_spot_check(int m, int n, int k, uint64_t seed, const float *ref,
+                           void (*fetch)(void *ctx, int r, int c, float *a, float *b), void *ctx);
 /* Buffers inside one allocation start on 256-byte boundaries. */
 static inline size_t kl_align256(size_t b) { return (b + 255) & ~(size_t)255; }
 

@@ -153,11 +153,7 @@ static void fetch_rows(void *ctx, int r, int c, float *a, float *b) {
  * the CPU: a transposed or mis-strided reference call would otherwise define
  * "correct". */
 static void spot_check_reference(gemm_state *s) {
-    char msg[160];
-    if (kl_spot_check(s->p.m, s->p.n, s->p.k, s->env->seed, s->h_ref, fetch_rows, s, msg, sizeof msg)) {
-        fprintf(stderr, "internal error: the cuBLAS reference %s\n", msg);
-        exit(KL_EXIT_WRONG);
-    }
+    kl_require_spot_check(s->p.m, s->p.n, s->p.k, s->env->seed, s->h_ref, fetch_rows, s);
 }
 
 static void *gb_setup(const kl_problem *p, int nrot, const kl_env *env) {

@@ -47,11 +47,7 @@ static void fetch_row_col(void *ctx, int r, int c, float *a, float *b) {
     CUDA_CHECK(cudaMemcpy2D(b, 4, s->B + c, 4 * (size_t)p->n, 4, (size_t)p->k, cudaMemcpyDeviceToHost));
 }
 static void spot_check_reference(sgemm_state *s) {
-    char msg[160];
-    if (kl_spot_check(s->p.m, s->p.n, s->p.k, s->env->seed, s->h_ref, fetch_row_col, s, msg, sizeof msg)) {
-        fprintf(stderr, "internal error: the cuBLAS reference %s\n", msg);
-        exit(KL_EXIT_WRONG);
-    }
+    kl_require_spot_check(s->p.m, s->p.n, s->p.k, s->env->seed, s->h_ref, fetch_row_col, s);
 }
 
 static void *sg_setup(const kl_problem *p, int nrot, const kl_env *env) {

@@ -4,6 +4,7 @@
  * with a clear message, and opening the device.
  */
 #include "device.h"
+#include "check.h"
 
 #include <string.h>
 
@@ -78,4 +79,13 @@ int kl_open_device(int device, kl_env *env, struct cudaDeviceProp *prop) {
     env->l2_bytes = (size_t)prop->l2CacheSize;
     CUDA_CHECK(cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking));
     return 0;
+}
+
+void kl_require_spot_check(int m, int n, int k, uint64_t seed, const float *ref,
+                           void (*fetch)(void *ctx, int r, int c, float *a, float *b), void *ctx) {
+    char msg[160];
+    if (kl_spot_check(m, n, k, seed, ref, fetch, ctx, msg, sizeof msg)) {
+        fprintf(stderr, "internal error: the cuBLAS reference %s\n", msg);
+        exit(KL_EXIT_WRONG);
+    }
 }
