@@ -82,7 +82,7 @@ void kl_print_usage(FILE *f, const char *prog, const kl_opt *opts) {
         "  --sizes LIST     comma-separated sizes, e.g. 1024,4096 (square problems; the\n"
         "                   default list depends on the operation)\n"
         "  -m N, -n N, -k N fix one dimension (non-square); the others follow --sizes\n"
-        "  --iters N        at most N timed repeats per measurement (default 100)\n"
+        "  --iters N        at most N timed repeats per measurement (default 1000)\n"
         "  --warmup N       warm-up launches before timing (default 2)\n"
         "  --budget MS      time budget per measurement in ms; bounds the repeats\n"
         "                   so a slow kernel still finishes quickly (default 200)\n"
@@ -99,7 +99,7 @@ void kl_print_usage(FILE *f, const char *prog, const kl_opt *opts) {
 int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
                  char *err, size_t errlen) {
     memset(cli, 0, sizeof *cli);
-    cli->iters = 100;
+    cli->iters = 1000;
     cli->warmup = 2;
     cli->budget_ms = 200.0;
     cli->seed = 42;

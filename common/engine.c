@@ -16,7 +16,7 @@
 
 /* The rounds in which cuBLAS and the kernels of one problem take turns on
  * the GPU (timing.h: kl_time_turns_us). */
-#define TURNS 5
+#define TURNS 50
 
 /* What one run of a step holds, from the command line to the last row. */
 typedef struct engine {
@@ -249,7 +249,7 @@ static void print_header(const engine *e) {
         if (!seen) print_ceiling(e, op_of(e, j));
     }
     printf("timing: median of up to %d runs (CUDA events, %d warm-up, %.0f ms budget each; cuBLAS and the "
-           "kernels in %d turns); check: random inputs (seed %llu), output poisoned with NaN first\n\n",
+           "kernels in %d turns, each run after as many untimed ones); check: random inputs (seed %llu), output poisoned with NaN first\n\n",
            c->iters, c->warmup, c->budget_ms, TURNS, (unsigned long long)c->seed);
 }
 

@@ -33,7 +33,7 @@ static int parse(const char *line, kl_cli *c, char *err, size_t n, const kl_opt 
 static void test_cli(void) {
     kl_cli c;
     char err[256];
-    TEST(parse("", &c, err, sizeof err, NULL) == 0 && c.nsizes == 0 && c.iters == 100 && c.seed == 42 &&
+    TEST(parse("", &c, err, sizeof err, NULL) == 0 && c.nsizes == 0 && c.iters == 1000 && c.seed == 42 &&
          c.warmup == 2 && !c.check_only && c.csv == NULL, "cli: defaults");
     TEST(parse("--sizes 1024,4096,7", &c, err, sizeof err, NULL) == 0 && c.nsizes == 3 && c.sizes[0] == 1024 &&
          c.sizes[2] == 7, "cli: --sizes list");
