@@ -21,7 +21,14 @@
  * (128 + 256) x 64 x 2 = 48 KB loaded for 2 x 128 x 256 x 64 = 4.2 MFLOP:
  * 85 FLOP per byte of L2 traffic, against 43 for 128 x 128.  The cost: 128
  * accumulators per thread and STAGES x 48 KB of shared memory, so one block
- * (8 warps) per SM.
+ * (8 warps) per SM, 2 warps per scheduler.
+ *
+ * With 2 warps per scheduler, whatever a warp does besides mma must hide
+ * behind the other warp's mma.  So the same pipelining goes one level down
+ * (the ldmatrix of the next k step are issued before this step's mma, into a
+ * second set of registers), the 12 copies per thread and tile are spread over
+ * three k steps, and a block whose tile lies inside the matrices takes a
+ * loader with no tests: 305 instructions per warp and k tile instead of 416.
  *
  * mma.sync is the Ampere instruction: on a Hopper GPU it runs, but cannot
  * reach the rate of Hopper's own wgmma (v20), which cuBLAS uses there.
@@ -32,21 +39,11 @@
 
 #include <cuda_bf16.h>
 
-#ifndef BM
-#define BM 128
-#endif
-#ifndef BN
+#define BM 128   // the block's tile of C
 #define BN 256
-#endif
-#ifndef BK
-#define BK 64
-#endif
-#ifndef WM
-#define WM 64   // rows of C per warp
-#endif
-#ifndef WN
-#define WN 64   // columns of C per warp
-#endif
+#define BK 64    // k depth of a tile: 128-byte rows, the swizzle's width
+#define WM 64    // rows of C per warp
+#define WN 64    // columns of C per warp
 #ifndef STAGES
 #define STAGES 3   // k tiles in the ring: STAGES - 1 in flight while one is multiplied
 #endif
@@ -95,18 +92,36 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-// Start copying ROWS x BK of a row-major matrix (rows of K elements) into a
-// swizzled shared tile, 16 bytes (8 bf16) per copy; rows past `rows` and
-// columns past K are zeros, so a partial tile multiplies as if padded.
-template <int ROWS>
-__device__ __forceinline__ void load_tile(__nv_bfloat16 (*tile)[BK], const __nv_bfloat16 *g, int rows,
-                                          int K, int k0) {
+// Copies J0 .. J1-1 of this thread's share of a ROWS x BK tile of a
+// row-major matrix g (rows of K elements, k0 the tile's first column) into a
+// swizzled shared tile, 16 bytes (8 bf16) each.  Copy j of thread t is row
+// r = t / 8 + 32 j, chunk c = t % 8: a warp's copy covers 4 whole 128-byte
+// rows, and all of a thread's copies land in the same swizzled column
+// (r % 8 is the same), 32 rows = 4 KB apart.
+//   EDGE false (a block whose tile lies inside A and B, K % BK == 0 and a
+//     tile's byte offsets below 2^32): no test, and each address is one
+//     32-bit add to a base that is the same for every thread.
+//   EDGE true: rows past `rows` and columns past K are zeros (src-size 0), so
+//     a partial tile multiplies as if padded.
+template <int J0, int J1, bool EDGE>
+__device__ __forceinline__ void load_copies(__nv_bfloat16 (*tile)[BK], const __nv_bfloat16 *g, int rows, int K,
+                                            int k0) {
+    const int r0 = threadIdx.x / (BK / 8), c = threadIdx.x % (BK / 8);
+    constexpr int ROWS_APART = NUM_THREADS / (BK / 8);
+    __nv_bfloat16 *dst = chunk(tile, r0, c);
+    if (!EDGE) {
+        const char *base = reinterpret_cast<const char *>(g + k0);
+        const unsigned off = ((unsigned)r0 * K + 8 * c) * 2, stride = ROWS_APART * (unsigned)K * 2;
 #pragma unroll
-    for (int j = 0; j < ROWS * BK / 8 / NUM_THREADS; ++j) {   // a constant trip count: unrolled
-        const int i = threadIdx.x + j * NUM_THREADS;
-        const int r = i / (BK / 8), c = i % (BK / 8);
-        const bool valid = r < rows && k0 + 8 * c < K;
-        cp_async16(chunk(tile, r, c), valid ? g + (size_t)r * K + k0 + 8 * c : g, valid);
+        for (int j = J0; j < J1; ++j)   // a constant trip count: unrolled
+            cp_async16(dst + j * ROWS_APART * BK, base + off + j * stride, true);
+    } else {
+#pragma unroll
+        for (int j = J0; j < J1; ++j) {
+            const int r = r0 + j * ROWS_APART;
+            const bool valid = r < rows && k0 + 8 * c < K;
+            cp_async16(dst + j * ROWS_APART * BK, valid ? g + (size_t)r * K + k0 + 8 * c : g, valid);
+        }
     }
 }
 
@@ -114,6 +129,80 @@ struct Stage {
     __nv_bfloat16 As[BM][BK];   // 128*64*2 = 16 KB, swizzled
     __nv_bfloat16 Bs[BN][BK];   // 256*64*2 = 32 KB, swizzled
 };
+
+// The fragments of k step kk (16 deep) of a stage for this warp's 64 x 64:
+// 4 A tiles of 16 x 16 and 8 B tiles of 16 x 8, 8 ldmatrix.x4 in all.
+// A: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
+// (rows 8-15, k 8-15): lane l points at row l % 16, chunk l / 16.  Two B
+// fragments (Bs rows = columns of C) = (n 0-7, k 0-7), (n 0-7, k 8-15),
+// (n 8-15, k 0-7), (n 8-15, k 8-15): row l % 8 + 8 (l / 16), chunk l / 8 % 2.
+__device__ __forceinline__ void load_fragments(uint32_t a[MI][4], uint32_t b[NI][2], Stage &st, int kk, int wm,
+                                               int wn, int lane) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], chunk(st.As, wm + i * 16 + lane % 16, kk / 8 + lane / 16));
+#pragma unroll
+    for (int j = 0; j < NI; j += 2) {
+        uint32_t r[4];
+        ldmatrix_x4(r, chunk(st.Bs, wn + j * 8 + lane % 8 + 8 * (lane / 16), kk / 8 + lane / 8 % 2));
+        b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+    }
+}
+
+// acc += this block's A rows x B rows over all of K.  Two pipelines, one
+// inside the other:
+//   tiles: STAGES - 1 k tiles are being copied while one is multiplied; the
+//     copies of tile kt + STAGES - 1 are spread over k steps 0-2 of tile kt
+//     (A's 4 in step 0, B's 8 in steps 1 and 2), so no k step pays for all 12;
+//   fragments: two register sets; the ldmatrix of k step s + 1 are issued
+//     before the mma of step s, so the mma never wait for shared memory.  For
+//     the last step of a tile the next fragments come from the next tile: the
+//     wait and the barrier for it sit there, not at the top of the tile.
+template <bool EDGE>
+__device__ __forceinline__ void multiply_tiles(float acc[MI][NI][4], Stage *st, const __nv_bfloat16 *A,
+                                               const __nv_bfloat16 *B, int rowsA, int rowsB, int K, int wm, int wn,
+                                               int lane) {
+    constexpr int COPIES_A = BM * BK / 8 / NUM_THREADS, COPIES_B = BN * BK / 8 / NUM_THREADS;
+    static_assert(BK / 16 == 4 && COPIES_A == 4 && COPIES_B == 8, "the copies are spread over k steps 0-2");
+    const int tilesK = (K + BK - 1) / BK;
+    // Fill the ring: tiles 0 .. STAGES-2 in flight, one commit group each.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < tilesK) {
+            load_copies<0, COPIES_A, EDGE>(st[s].As, A, rowsA, K, s * BK);
+            load_copies<0, COPIES_B, EDGE>(st[s].Bs, B, rowsB, K, s * BK);
+        }
+        cp_async_commit();   // (an empty group past the last tile keeps the count)
+    }
+    uint32_t a[2][MI][4], b[2][NI][2];   // two sets of fragments: 64 registers
+    cp_async_wait<STAGES - 2>();         // this thread's copies of tile 0 have landed
+    __syncthreads();                     // everyone's have
+    load_fragments(a[0], b[0], st[0], 0, wm, wn, lane);
+    for (int kt = 0; kt < tilesK; ++kt) {
+        Stage &cur = st[kt % STAGES];
+        const int fill = kt + STAGES - 1;   // the tile copied during this one, into
+        Stage &dst = st[fill % STAGES];     // the buffer tile kt-1 used
+#pragma unroll
+        for (int s = 0; s < BK / 16; ++s) {   // unrolled: a[s % 2] are fixed registers
+            if (s < BK / 16 - 1) {
+                load_fragments(a[(s + 1) % 2], b[(s + 1) % 2], cur, (s + 1) * 16, wm, wn, lane);
+            } else {
+                cp_async_wait<STAGES - 2>();   // this thread's copies of tile kt+1 have landed
+                __syncthreads();               // everyone's have; and every warp is done reading tile kt-1
+                if (kt + 1 < tilesK) load_fragments(a[0], b[0], st[(kt + 1) % STAGES], 0, wm, wn, lane);
+            }
+            if (fill < tilesK) {
+                if (s == 0) load_copies<0, COPIES_A, EDGE>(dst.As, A, rowsA, K, fill * BK);
+                if (s == 1) load_copies<0, COPIES_B / 2, EDGE>(dst.Bs, B, rowsB, K, fill * BK);
+                if (s == 2) load_copies<COPIES_B / 2, COPIES_B, EDGE>(dst.Bs, B, rowsB, K, fill * BK);
+            }
+            if (s == 2) cp_async_commit();   // one group per tile, empty past the end
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NI; ++j) mma_m16n8k16(acc[i][j], a[s % 2][i], b[s % 2][j]);
+        }
+    }
+}
 
 __global__ void __launch_bounds__(NUM_THREADS, 1)
 gemm_cp_async(int M, int N, int K, const __nv_bfloat16 *A, const __nv_bfloat16 *B, __nv_bfloat16 *C) {
@@ -129,50 +218,10 @@ gemm_cp_async(int M, int N, int K, const __nv_bfloat16 *A, const __nv_bfloat16 *
     float acc[MI][NI][4] = {};   // 64 x 64 of C per warp: 128 floats per thread
     A += (size_t)row0 * K;
     B += (size_t)col0 * K;
-    const int tilesK = (K + BK - 1) / BK;
-    // Fill the ring: tiles 0 .. STAGES-2 in flight, one commit group each.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < tilesK) {
-            load_tile<BM>(st[s].As, A, M - row0, K, s * BK);
-            load_tile<BN>(st[s].Bs, B, N - col0, K, s * BK);
-        }
-        cp_async_commit();   // (an empty group past the last tile keeps the count)
-    }
-    for (int kt = 0; kt < tilesK; ++kt) {
-        cp_async_wait<STAGES - 2>();   // this thread's copies of tile kt have landed
-        __syncthreads();               // everyone's have; and everyone is done with tile kt-1
-        const int next = kt + STAGES - 1;   // refill the buffer tile kt-1 used
-        if (next < tilesK) {
-            load_tile<BM>(st[next % STAGES].As, A, M - row0, K, next * BK);
-            load_tile<BN>(st[next % STAGES].Bs, B, N - col0, K, next * BK);
-        }
-        cp_async_commit();
-        __nv_bfloat16(*As)[BK] = st[kt % STAGES].As;
-        __nv_bfloat16(*Bs)[BK] = st[kt % STAGES].Bs;
-#pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            // A fragment of a 16 x 16 tile = matrices (rows 0-7, k 0-7), (rows
-            // 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15): lane l
-            // points at row l % 16, chunk l / 16.  Two B fragments (16 x 8
-            // each, Bs rows = columns of C) = (n 0-7, k 0-7), (n 0-7, k 8-15),
-            // (n 8-15, k 0-7), (n 8-15, k 8-15): row l % 8 + 8 (l / 16), chunk l / 8 % 2.
-            uint32_t a[MI][4], b[NI][2];
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-                ldmatrix_x4(a[i], chunk(As, wm + i * 16 + lane % 16, kk / 8 + lane / 16));
-#pragma unroll
-            for (int j = 0; j < NI; j += 2) {
-                uint32_t r[4];
-                ldmatrix_x4(r, chunk(Bs, wn + j * 8 + lane % 8 + 8 * (lane / 16), kk / 8 + lane / 8 % 2));
-                b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
-            }
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-#pragma unroll
-                for (int j = 0; j < NI; ++j) mma_m16n8k16(acc[i][j], a[i], b[j]);
-        }
-    }
+    if (M - row0 >= BM && N - col0 >= BN && K % BK == 0 && (size_t)BN * K * 2 < (1ull << 32))
+        multiply_tiles<false>(acc, st, A, B, M - row0, N - col0, K, wm, wn, lane);
+    else
+        multiply_tiles<true>(acc, st, A, B, M - row0, N - col0, K, wm, wn, lane);
 
     // Accumulator fragment: rows g and g + 8, columns 2t and 2t + 1.  Each
     // pair of columns is one 4-byte store when N is even (then it is aligned).
