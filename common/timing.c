@@ -22,17 +22,17 @@ static double launch_ms(kl_launch_fn launch, void *ctx, int i, cudaStream_t s) {
     return ms;
 }
 
-/* Times in us of n launches, launch(ctx, first + settle) to launch(ctx, first
- * + settle + n - 1), each between its own pair of events, into out[0..n-1],
- * after `settle` untimed launches launch(ctx, first) .. (ctx, first + settle -
- * 1) that bring the GPU to this body's own steady clock (timing.h).  All are
+/* Times in us of n launches, launch(ctx, first + n) to launch(ctx, first +
+ * 2n - 1), each between its own pair of events, into out[0..n-1], after n
+ * untimed launches launch(ctx, first) .. (ctx, first + n - 1), so that no
+ * timed launch starts straight after another body's (timing.h).  All are
  * queued behind a kernel that waits for the host to finish queueing them
  * (kl_hold_stream).  Queued straight onto an idle GPU, a launch shorter than
  * the host's time to queue the next one (a few us) would start late, after its
  * first event, and its time would hold part of the host's launch cost: an
  * empty kernel then read 3.6 to 7.3 us on an H100.  The limit only matters if
  * the launch queue fills up before the host is done. */
-static void queued_us(kl_launch_fn launch, void *ctx, int first, int settle, int n, cudaStream_t s, double *out) {
+static void queued_us(kl_launch_fn launch, void *ctx, int first, int n, cudaStream_t s, double *out) {
     static volatile int *hold = NULL;   /* pinned host memory the GPU reads, at hold_dev */
     static int *hold_dev = NULL;
     if (!hold) {
@@ -43,10 +43,10 @@ static void queued_us(kl_launch_fn launch, void *ctx, int first, int settle, int
     for (int i = 0; i < 2 * n; ++i) CUDA_CHECK(cudaEventCreate(&ev[i]));
     *hold = 0;
     kl_hold_stream(hold_dev, 100.0, s);
-    for (int i = 0; i < settle; ++i) launch(ctx, first + i);
+    for (int i = 0; i < n; ++i) launch(ctx, first + i);
     for (int i = 0; i < n; ++i) {
         CUDA_CHECK(cudaEventRecord(ev[2 * i], s));
-        launch(ctx, first + settle + i);
+        launch(ctx, first + n + i);
         CUDA_CHECK(cudaEventRecord(ev[2 * i + 1], s));
     }
     *hold = 1;   /* all queued: let the GPU go */
@@ -93,7 +93,7 @@ void kl_time_turns_us(const kl_body *b, int nb, const kl_timing *t, int rounds, 
             const int from = (int)((long long)n[j] * r / rounds), to = (int)((long long)n[j] * (r + 1) / rounds);
             /* each preceded by as many untimed ones; the indices run on without a gap, so
              * the copies rotate as in one long run */
-            if (to > from) queued_us(b[j].launch, b[j].ctx, first[j] + 2 * from, to - from, to - from, s, times[j] + from);
+            if (to > from) queued_us(b[j].launch, b[j].ctx, first[j] + 2 * from, to - from, s, times[j] + from);
         }
     for (int j = 0; j < nb; ++j) {
         us[j] = kl_median(times[j], n[j]);

@@ -37,11 +37,10 @@ double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream
  * body 1's, and so on; us[j] is the median of body j's launches.  A GPU whose
  * clock falls under sustained load (an H100 at its power limit) would
  * otherwise time whichever body runs first or after a pause at a higher
- * clock than the others: in turns, all see the same history.  And each
- * share of timed launches follows as many untimed launches of the same body,
- * so that it is timed at its own steady clock, not at the clock the previous
- * body's share left (a kernel drawing less power than cuBLAS would otherwise
- * inherit cuBLAS's lower clock).  kl_time_us is one body in one round. */
+ * clock than the others: in turns of short shares, all see the same steps
+ * of the clock (docs/harness.md).  And each share of timed launches follows
+ * as many untimed launches of the same body, so that no timed launch starts
+ * straight after another body's.  kl_time_us is one body in one round. */
 typedef struct kl_body { kl_launch_fn launch; void *ctx; } kl_body;
 void kl_time_turns_us(const kl_body *b, int nb, const kl_timing *t, int rounds, cudaStream_t s, double *us);
 
