@@ -5,8 +5,8 @@
  * v23's blocks each read, per k tile, a 128 x 64 box of A (16 KB) and a 256 x 64 box
  * of B (32 KB): 1.61 GB from L2 at 4096^3, 9 TB/s at 788 TFLOPS.  Tiles (m, n) and
  * (m + 1, n) run at the same time on two SMs and read the same B box, each for itself.
- * Here the blocks launch in clusters of CLUSTER_M x CLUSTER_N = 2 x 1 (__cluster_dims__):
- * two SMs of one GPC take those two tiles together, a 256 x 256 "cluster tile".  Each
+ * Here the blocks launch in clusters of CLUSTER_M = 2 (__cluster_dims__): two SMs of one
+ * GPC take those two tiles together, a 256 x 256 "cluster tile".  Each
  * copies its own A box and HALF of the B box (128 rows), and the TMA writes that half into
  * the shared memory of both (cp.async.bulk.tensor ... .multicast::cluster, ctaMask 0b11):
  * a block asks L2 for 16 + 16 = 32 KB per k tile instead of 48 (sharing A: 8 + 32 = 40).
@@ -16,7 +16,7 @@
  * the same offset in every block of the mask).  A stage is written by both producers, so
  * it may be refilled only when the consumers of BOTH blocks are done with it: each
  * consumer warp arrives on the empty barrier of every block of the cluster (mapa +
- * mbarrier.arrive.shared::cluster), and an empty barrier counts 8 x CLUSTER arrivals.
+ * mbarrier.arrive.shared::cluster), and an empty barrier counts 8 x CLUSTER_M arrivals.
  * A cluster barrier after the mbarrier init: no block signals a barrier its peer has not
  * initialized.  Before exit the producer waits for the last release of every stage: no
  * arrival or multicast can then reach a block that has gone.  Both blocks walk the same
@@ -46,10 +46,6 @@
 #ifndef CLUSTER_M
 #define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (1: v23's copies)
 #endif
-#ifndef CLUSTER_N
-#define CLUSTER_N 1   // blocks along N: tiles (m, n), (m, n + 1) share A's strip
-#endif
-#define CLUSTER (CLUSTER_M * CLUSTER_N)     // blocks of a cluster; rank = cm + CLUSTER_M * cn
 #define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
@@ -64,9 +60,8 @@ static_assert(BM <= 256, "a TMA box has at most 256 rows");
 static_assert(BK % 16 == 0, "k steps of 16");
 static_assert(STAGES - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
 static_assert(GROUP_M >= 1, "a group has at least one M-tile");
-static_assert(CLUSTER <= 8, "8 blocks: the largest portable cluster");
-static_assert(BM % (8 * CLUSTER_N) == 0 && BN % (8 * CLUSTER_M) == 0,
-              "each block's slice of a box is whole 8-row groups (1024 bytes: the swizzle's period)");
+static_assert(CLUSTER_M <= 8, "8 blocks: the largest portable cluster");
+static_assert(BN % (8 * CLUSTER_M) == 0, "each block's slice of B's box is whole 8-row groups (1024 bytes: the swizzle's period)");
 static_assert(GROUP_M % CLUSTER_M == 0, "a group holds whole cluster tiles");
 static_assert(CS_COLS % 64 == 0 && BN % CS_COLS == 0, "whole 64-column boxes (128 bytes: the C map's swizzle row)");
 static_assert(STAGES * (BM + BN) * BK * 2 + CONSUMERS * 64 * CS_COLS * 2 + 2048 <= 227 * 1024,
@@ -93,7 +88,7 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
                      : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
 }
 
-// This block's rank in its cluster, 0 .. CLUSTER - 1 (for a 1-D cluster, blockIdx.x % CLUSTER).
+// This block's rank in its cluster, 0 .. CLUSTER_M - 1 (for a 1-D cluster, blockIdx.x % CLUSTER_M).
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -201,39 +196,33 @@ struct Stage {
 // the 128-byte swizzle the C map names: 16-byte chunk c of row r sits at chunk c ^ (r % 8).
 typedef __nv_bfloat16 CBox[64][64];
 
-// The producer of block (cm, cn) fills its share of stage s with k tile kt of its tile at
-// (row0, col0).  The blocks of one row of the cluster (same cm) have the same A box: each
-// copies slice cn of it (BM / CLUSTER_N rows) into all of them.  The blocks of one column
-// (same cn) have the same B box: each copies slice cm (BN / CLUSTER_M rows) into all of them.
-// Whoever copied what, every block's stage ends up whole: 48 KB on every full barrier.
+// The producer of block cm fills its share of stage s with k tile kt of its tile at
+// (row0, col0): its own A box, and slice cm of the B box all blocks of the cluster share
+// (BN / CLUSTER_M rows), into all of them.  Every block's stage ends up whole: 48 KB on
+// every full barrier.
 __device__ __forceinline__ void fill(Stage &s, uint64_t *full, const CUtensorMap *mapA, const CUtensorMap *mapB,
-                                     int kt, int row0, int col0, int cm, int cn) {
-    constexpr int AR = BM / CLUSTER_N, BR = BN / CLUSTER_M;   // rows of each slice
+                                     int kt, int row0, int col0, int cm) {
+    constexpr int BR = BN / CLUSTER_M;   // rows of each slice
     mbar_arrive_expect_tx(full, sizeof(Stage));   // 48 KB, the peers' slices and zero-filled edges included
-    if constexpr (CLUSTER_N == 1) tma_load(s.As, mapA, kt * BK, row0, full);
-    else {
-        unsigned row_mask = 0;   // ranks cm, cm + CLUSTER_M, ...
-        for (int j = 0; j < CLUSTER_N; ++j) row_mask |= 1u << (cm + CLUSTER_M * j);
-        tma_load_mc(s.As[AR * cn], mapA, kt * BK, row0 + AR * cn, full, (uint16_t)row_mask);
-    }
+    tma_load(s.As, mapA, kt * BK, row0, full);
     if constexpr (CLUSTER_M == 1) tma_load(s.Bs, mapB, kt * BK, col0, full);
-    else   // ranks CLUSTER_M cn .. CLUSTER_M cn + CLUSTER_M - 1
-        tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)(((1u << CLUSTER_M) - 1) << (CLUSTER_M * cn)));
+    else   // to ranks 0 .. CLUSTER_M - 1
+        tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));
 }
 
-// Cluster tile number t (CLUSTER_M x CLUSTER_N tiles) -> the origin in C of block (cm, cn)'s
-// tile.  v23's order, counted in cluster tiles: groups of GROUP_M M-tiles (GROUP_M /
-// CLUSTER_M cluster tiles; the last group may be shorter) walk across N one column at a time.
-__device__ __forceinline__ void tile_origin(int t, int ctilesM, int ctilesN, int cm, int cn, int &row0, int &col0) {
+// Cluster tile number t (CLUSTER_M tiles along M) -> the origin in C of block cm's tile.
+// v23's order, counted in cluster tiles: groups of GROUP_M M-tiles (GROUP_M / CLUSTER_M
+// cluster tiles; the last group may be shorter) walk across N one column at a time.
+__device__ __forceinline__ void tile_origin(int t, int ctilesM, int tilesN, int cm, int &row0, int &col0) {
     constexpr int G = GROUP_M / CLUSTER_M;
-    const int per_group = G * ctilesN, first = t / per_group * G;
+    const int per_group = G * tilesN, first = t / per_group * G;
     const int rows = min(G, ctilesM - first), r = t % per_group;
     row0 = ((first + r % rows) * CLUSTER_M + cm) * BM;   // may be >= M: a tile of zeros, stored nowhere
-    col0 = (r / rows * CLUSTER_N + cn) * BN;
+    col0 = r / rows * BN;
 }
 
 template <bool TMA_STORE>   // false: v22's register epilogue, for N % 8 != 0 (no tensor map for C)
-__global__ void __cluster_dims__(CLUSTER, 1, 1)   // blocks CLUSTER c .. CLUSTER c + CLUSTER - 1: cluster c, one GPC
+__global__ void __cluster_dims__(CLUSTER_M, 1, 1)   // blocks 2c and 2c + 1 (CLUSTER_M 2): cluster c, one GPC
 __launch_bounds__(NUM_THREADS, 1)   // the 1: a register cap at entry, which setmaxnreg needs
 gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
               const __grid_constant__ CUtensorMap mapC, __nv_bfloat16 *C) {
@@ -245,17 +234,17 @@ gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, con
     CBox *cs = reinterpret_cast<CBox *>(st + STAGES);   // CONSUMERS x CS_COLS / 64 boxes: 2 x 16 KB
     __shared__ uint64_t full[STAGES], empty[STAGES];   // the two mbarriers of each stage
 
-    // The cluster's unit of work: CLUSTER_M x CLUSTER_N neighbouring tiles, one per block.
+    // The cluster's unit of work: CLUSTER_M neighbouring tiles along M, one per block.
     const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
-    const int ctilesM = (tilesM + CLUSTER_M - 1) / CLUSTER_M, ctilesN = (tilesN + CLUSTER_N - 1) / CLUSTER_N;
-    const int ctiles = ctilesM * ctilesN, cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
-    const int rank = cluster_rank(), cm = rank % CLUSTER_M, cn = rank / CLUSTER_M;
+    const int ctilesM = (tilesM + CLUSTER_M - 1) / CLUSTER_M, ctiles = ctilesM * tilesN;
+    const int cluster = blockIdx.x / CLUSTER_M, clusters = gridDim.x / CLUSTER_M;
+    const int cm = cluster_rank();   // this block's tile within the cluster tile
     const int wg = threadIdx.x / 128;   // 0: the producer; 1.. : consumer wg - 1, rows 64 (wg - 1) ..
     const int tilesK = (K + BK - 1) / BK;   // columns past K arrive as zeros
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(&full[s], 1);                          // the expect_tx arrival; the bytes do the rest
-            mbar_init(&empty[s], 4 * CONSUMERS * CLUSTER);   // one arrival per consumer warp of the cluster
+            mbar_init(&empty[s], 4 * CONSUMERS * CLUSTER_M);   // one arrival per consumer warp of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");   // visible to the copy engine and the peer
     }
@@ -271,12 +260,12 @@ gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, con
             int it = 0;
             for (int ct = cluster; ct < ctiles; ct += clusters) {
                 int row0, col0;
-                tile_origin(ct, ctilesM, ctilesN, cm, cn, row0, col0);
+                tile_origin(ct, ctilesM, tilesN, cm, row0, col0);
                 for (int kt = 0; kt < tilesK; ++kt, ++it) {
                     const int s = it % STAGES, f = it / STAGES;
                     // The consumers of every block released fill f - 1: our slices may overwrite theirs.
                     if (f > 0) mbar_wait(&empty[s], (f - 1) & 1);
-                    fill(st[s], &full[s], &mapA, &mapB, kt, row0, col0, cm, cn);
+                    fill(st[s], &full[s], &mapA, &mapB, kt, row0, col0, cm);
                 }
             }
             // Exit only after the last release of every stage: then no arrival from the peer's
@@ -292,7 +281,7 @@ gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, con
         int it = 0;
         for (int ct = cluster; ct < ctiles; ct += clusters) {
             int row0, col0;
-            tile_origin(ct, ctilesM, ctilesN, cm, cn, row0, col0);
+            tile_origin(ct, ctilesM, tilesN, cm, row0, col0);
             float acc[BN / 2];   // 64 x 256 of C per warpgroup, not zeroed (v20, C7515)
             for (int kt = 0; kt < tilesK; ++kt, ++it) {
                 const int s = it % STAGES;
@@ -305,13 +294,13 @@ gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, con
                 wgmma_commit();
                 wgmma_wait<WG_PENDING>();
                 // No batch reads that stage any more: lane r tells block r of the cluster.
-                if (kt >= LAG && lane < CLUSTER) mbar_arrive_cluster(&empty[(it - LAG) % STAGES], lane);
+                if (kt >= LAG && lane < CLUSTER_M) mbar_arrive_cluster(&empty[(it - LAG) % STAGES], lane);
             }
             wgmma_wait<0>();
             fence_acc(acc);   // the epilogue reads acc only after the last batch is done
             // Release this tile's last stages now, before the epilogue: the producer
             // fills them with the next tile's first k tiles while we store this one.
-            if (lane < CLUSTER)
+            if (lane < CLUSTER_M)
                 for (int j = max(tilesK - LAG, 0); j < tilesK; ++j) mbar_arrive_cluster(&empty[(it - tilesK + j) % STAGES], lane);
 
             // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16 w ..
@@ -412,10 +401,10 @@ static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_b
         CUDA_CHECK(cudaFuncSetAttribute(gemm_clusters<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         // A cluster's blocks must land on SMs of one GPC at the same time, so the question is
         // not "blocks per SM" but "clusters at once": the occupancy API answers it per GPC.
-        const cudaLaunchConfig_t cfg = {dim3(CLUSTER), dim3(NUM_THREADS), smem, 0, NULL, 0};   // grid, block, smem
+        const cudaLaunchConfig_t cfg = {dim3(CLUSTER_M), dim3(NUM_THREADS), smem, 0, NULL, 0};   // grid, block, smem
         CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters_max, (const void *)gemm_clusters<true>, &cfg));
         if (clusters_max < 1) {
-            fprintf(stderr, "step24: no cluster of %d blocks of %zu KB fits on this GPU at once\n", CLUSTER, smem / 1024);
+            fprintf(stderr, "step24: no cluster of %d blocks of %zu KB fits on this GPU at once\n", CLUSTER_M, smem / 1024);
             exit(KL_EXIT_NO_GPU);
         }
     }
@@ -423,15 +412,15 @@ static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_b
     // not on every launch of the timed loop.
     static struct { const kl_bf16 *a, *b; kl_bf16 *c; int m, n, k; CUtensorMap mapA, mapB, mapC; } cache = {};
     if (cache.a != a || cache.b != b || cache.c != c || cache.m != m || cache.n != n || cache.k != k) {
-        cache.mapA = make_map(a, m, k, BM / CLUSTER_N, BK);   // a block copies one slice of each shared box
-        cache.mapB = make_map(b, n, k, BN / CLUSTER_M, BK);
+        cache.mapA = make_map(a, m, k, BM, BK);
+        cache.mapB = make_map(b, n, k, BN / CLUSTER_M, BK);   // a block copies one slice of the shared box
         cache.mapC = {};
         if (n % 8 == 0) cache.mapC = make_map(c, m, n, 64, 64);   // 16-byte rows, or no map
         cache.a = a, cache.b = b, cache.c = c, cache.m = m, cache.n = n, cache.k = k;
     }
     const long long ctiles = (long long)((m + CLUSTER_M * BM - 1) / (CLUSTER_M * BM)) *
-                             ((n + CLUSTER_N * BN - 1) / (CLUSTER_N * BN));   // < 2^31 for any C that fits
-    const unsigned grid = CLUSTER * (unsigned)(ctiles < clusters_max ? ctiles : clusters_max);   // whole clusters
+                             ((n + BN - 1) / BN);   // < 2^31 for any C that fits
+    const unsigned grid = CLUSTER_M * (unsigned)(ctiles < clusters_max ? ctiles : clusters_max);   // whole clusters
     if (n % 8 == 0)
         gemm_clusters<true><<<grid, NUM_THREADS, smem, stream>>>(m, n, k, cache.mapA, cache.mapB, cache.mapC,
                                                                   (__nv_bfloat16 *)c);
