@@ -206,6 +206,9 @@ for f in README.md docs/*.md; do
     done
 done
 
+# Further CPU tests, one file per topic (sourced: they use ok, bad, skp, check, $tmp, $steps, $built).
+for t in tests/cpu_*.sh; do [ -e "$t" ] && . "$t"; done
+
 echo "# GPU part"
 if [ $gpu -eq 0 ]; then
     skp "GPU part: no usable NVIDIA GPU here (nvidia-smi/CUDA found none); run make test on a machine with one"
@@ -300,6 +303,8 @@ else
                 END { exit !(c > 0 && a > 0 && b > a && ga < 1.05 * c && gb < 1.05 * c) }'"'"' '"$tmp"'/floor.out'
         check "--device N on this machine -> read_floor exit 2" expect_exit 2 "this machine has" ./read_floor --device "$(nvidia-smi -L | wc -l)"
     fi
+    # Further GPU tests, one file per topic (sourced, as the CPU ones are).
+    for t in tests/gpu_*.sh; do [ -e "$t" ] && . "$t"; done
     ngpu=$(nvidia-smi -L | wc -l)
     check "--device $ngpu on a $ngpu-GPU machine -> exit 2" expect_exit 2 "this machine has" ./step0 --device "$ngpu"
 fi
