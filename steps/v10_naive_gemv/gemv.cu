@@ -6,7 +6,7 @@
  *
  * Napkin math: GEMV does 2 FLOPs per weight and reads each weight once, so it
  * is memory-bound on every GPU: at 8192^2 the weights are 128 MiB, and at the
- * H100's ~3 TB/s that is ~45 us; the FLOPs (134 M) would take 3 us.  Every
+ * H100's ~3.2 TB/s that is ~42 us; the FLOPs (134 M) would take 3 us.  Every
  * step of Part II is therefore about one number: how close the weight stream
  * gets to the read bandwidth.
  *
@@ -14,9 +14,9 @@
  * threads of a warp read W[row..row+31][k]: 32 addresses 2*K bytes apart, so
  * one load instruction touches 32 different 32-byte sectors and uses 2 bytes
  * of each.  L1 keeps those sectors for the next 15 values of k, so DRAM still
- * reads each weight about once; but every load instruction now costs L1 16
- * sector lookups instead of 2, and the warp waits on it before its next FMA.
- * Nsight Compute at 8192^2: 16.5 sectors per request, 3.7% of DRAM
+ * reads each weight about once; but every load of W now costs L1 32 sector
+ * lookups instead of 2, and the warp waits on it before its next FMA.
+ * Nsight Compute at 8192^2: 16.5 sectors per request (W's 32, x's 1), 3.7% of DRAM
  * bandwidth.  The next step gives each row to a group of threads that read
  * neighbouring addresses instead.
  *
@@ -37,7 +37,7 @@ __global__ void gemv_naive(int N, int K, const __half *__restrict__ W,
     const int row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= N) return;                       // the grid is rounded up
 
-    const __half *w = W + (size_t)row * K;      // size_t: N*K passes 2^31 at 128256 x 4096
+    const __half *w = W + (size_t)row * K;      // size_t: row * K overflows an int once N*K > 2^31
     float acc = 0.0f;                           // fp32 accumulation: fp16 would lose digits after ~2K terms
     for (int k = 0; k < K; ++k)
         acc += __half2float(w[k]) * __half2float(x[k]);

@@ -76,8 +76,8 @@ __global__ void gemv_p_threads(int N, int K, const __half *__restrict__ W,
 
 // The launch table: (p, m) by shape, from the sweep in the doc (H100).  One
 // warp per row (p = 32) is never best: 2-byte loads need more threads per
-// row to keep enough bytes in flight.  p = 128 wins from K = 2048 up (within
-// 1-3% of p = 64 and 256); short rows (K = 1024) want p = 256.
+// row to keep enough bytes in flight.  p = 128 wins from K = 2048 up (from
+// K = 4096 within 1-4% of p = 64 and 256); short rows (K = 1024) want p = 256.
 static void pick(int N, int K, int *p, int *m) {
     (void)N;
     *p = K <= 1024 ? 256 : 128;
