@@ -15,7 +15,7 @@
  *  - uint8 -> float without a conversion instruction: __byte_perm puts the
  *    byte under the exponent of 2^23 (0x4B0000qq is the float 2^23 + q), and
  *    subtracting 2^23 + z leaves q - z exactly.  One PRMT, one FADD and one
- *    FFMA per weight; I2F would be a quarter-rate instruction.
+ *    FFMA per weight; I2F runs at 1/8 of the FFMA rate (16 vs 128 per SM/clk).
  *  - every weight load of a pass is issued before anything waits on
  *    memory.  Reading the SASS of the first version showed ptxas had undone
  *    the source's "loads first": it kept one 16-byte chunk in flight per

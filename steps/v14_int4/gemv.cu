@@ -16,7 +16,7 @@
  *  - one wave: the launch table takes the most threads per row (TPR) whose
  *    grid fits on the GPU at once.
  *
- * Napkin math: 16384^2 is 136 MiB, 47 us at ~3050 GB/s, 4x cuBLAS fp16 at
+ * Napkin math: 16384^2 is 136 MiB, 45 us at ~3200 GB/s, 4x cuBLAS fp16 at
  * best; 3.7 instructions per weight are ~33 us of issue, under it.
  *
  * Build and run:   make step14 && ./step14
