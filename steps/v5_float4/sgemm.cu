@@ -7,10 +7,11 @@
  * values of A with ONE 16-byte load from the transposed As (they are 4
  * consecutive floats of a row of As).
  *
- * Napkin math (per k, per thread): v4 issued 1 + 4 shared loads for 4 FMAs;
- * now 1 + 1 (LDS + LDS.128) for 4 FMAs, and the copy issues 1 global load
- * instead of 4 per matrix per tile.  The bytes are the same: what shrinks
- * is the number of instructions the SM has to issue that are not FMAs.
+ * Napkin math (per k, per thread): v4 asked for 1 + 4 shared loads for 4
+ * FMAs (ptxas merged them to 2.75); now 1 + 1 (LDS + LDS.128), and the
+ * copy issues 1 global load instead of 4 per matrix per tile.  The bytes
+ * are the same: what shrinks is the number of instructions the SM has to
+ * issue that are not FMAs.
  *
  * A 16-byte access must be 16-byte aligned.  That holds when the base
  * pointers are, K and N are multiples of 4 (so every row starts aligned)

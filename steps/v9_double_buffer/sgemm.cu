@@ -154,7 +154,7 @@ sgemm_double_buffer(int M, int N, int K, float alpha, const float *A,
     const int tiles = (K + BK - 1) / BK;
 
     // Prefetch registers: one chunk of the next tile (the whole tile when CHUNKS = 1).
-    // More chunks = fewer registers held: a BK = 32 tile is 16 floats per thread,
+    // More chunks = fewer registers held: a BK = 32 tile is 32 floats per thread,
     // 4 chunks keep 8 of them in flight, and the kernel stays within 128 registers.
     float4 ldA[CA], ldB[CB];
     auto loadChunk = [&](int c) {   // global -> registers
