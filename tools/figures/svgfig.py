@@ -1,13 +1,22 @@
 """A small SVG writer for the docs' figures (docs/img/*.svg).
 
-Every text is monospace, and every call that places text checks, with the
-same estimate tests/cpu_svg.sh uses (a character 0.6 em wide, text-anchor
-honoured), that it stays on the canvas and, when it is a box's label, inside
-its box: a figure that would be clipped fails here, before it is written.
+Every text is monospace, and every call that places text checks (a
+character estimated 0.6 em wide, text-anchor honoured) that it stays on the
+canvas and, when it is a box's label, inside its box: a figure that would be
+clipped fails here, before it is written.  tests/cpu_figures.sh re-runs every
+script and compares its output with the committed SVG.
 """
 import html
+import os
 
 CHAR_EM = 0.6
+
+
+def out_path(name):
+    """Where a figure goes: docs/img/NAME, or $FIG_OUT_DIR/NAME (the test compares the two)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    d = os.environ.get('FIG_OUT_DIR') or os.path.join(here, '..', '..', 'docs', 'img')
+    return os.path.join(d, name)
 
 
 def text_width(s, fs):

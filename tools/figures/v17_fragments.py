@@ -3,13 +3,13 @@
 for mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 (PTX ISA, "Matrix Fragments
 for mma.m16n8k16 with floating point type"), as steps/v17_mma_sync loads them.
 
-    python3 tools/figures/v17_fragments.py   (writes docs/img/v17_fragments.svg)
+    python3 tools/figures/v17_fragments.py   (writes docs/img/v17_fragments.svg, or into $FIG_OUT_DIR)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig
+from svgfig import Fig, out_path
 
 # one colour per register of a lane: a0..a3 / b0, b1 / c0..c3
 REG = ['#cfe2f3', '#f9d9b4', '#d5e8c4', '#e6d3ef']
@@ -121,5 +121,4 @@ def main(out):
 
 
 if __name__ == '__main__':
-    here = os.path.dirname(os.path.abspath(__file__))
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '../../docs/img/v17_fragments.svg'))
+    main(out_path('v17_fragments.svg'))

@@ -3,13 +3,13 @@
 chunk(tile, r, c) = &tile[r][(c ^ (r % 8)) * 8]: where each 16-byte chunk of a
 128-byte row is stored, and what that does to the banks one ldmatrix reads.
 
-    python3 tools/figures/v18_swizzle.py   (writes docs/img/v18_swizzle.svg)
+    python3 tools/figures/v18_swizzle.py   (writes docs/img/v18_swizzle.svg, or into $FIG_OUT_DIR)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig
+from svgfig import Fig, out_path
 
 # one colour per logical chunk c (k = 8c .. 8c + 7)
 CHUNK = ['#a6cee3', '#b2df8a', '#fdbf6f', '#cab2d6', '#fb9a99', '#ffff99', '#8dd3c7', '#d9d9d9']
@@ -58,5 +58,4 @@ def main(out):
 
 
 if __name__ == '__main__':
-    here = os.path.dirname(os.path.abspath(__file__))
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '../../docs/img/v18_swizzle.svg'))
+    main(out_path('v18_swizzle.svg'))

@@ -4,13 +4,13 @@ over its prologue and k tiles 0-2: what each k step issues, the commit
 groups, where the code waits (before the LAST k step of a tile), and what
 each stage of shared memory holds meanwhile.
 
-    python3 tools/figures/v19_ring.py   (writes docs/img/v19_ring.svg)
+    python3 tools/figures/v19_ring.py   (writes docs/img/v19_ring.svg, or into $FIG_OUT_DIR)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig
+from svgfig import Fig, out_path
 
 TILE = ['#a6cee3', '#b2df8a', '#fdbf6f', '#cab2d6', '#fb9a99', '#f2f2f2']   # the last: a free stage
 LIGHT = ['#dcebf4', '#e3f2d6', '#fee6c6', '#e9e0ef', '#fdd9d8', '#f2f2f2']
@@ -106,5 +106,4 @@ def main(out):
 
 
 if __name__ == '__main__':
-    here = os.path.dirname(os.path.abspath(__file__))
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '../../docs/img/v19_ring.svg'))
+    main(out_path('v19_ring.svg'))

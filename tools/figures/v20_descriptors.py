@@ -6,13 +6,13 @@ descriptor's start address 32 bytes per k16 step; the tensor core adds
 128 bytes a row and SBO = 1024 bytes per 8-row group, then XORs address bits
 4-6 with bits 7-9.
 
-    python3 tools/figures/v20_descriptors.py   (writes docs/img/v20_descriptors.svg)
+    python3 tools/figures/v20_descriptors.py   (writes docs/img/v20_descriptors.svg, or into $FIG_OUT_DIR)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig
+from svgfig import Fig, out_path
 
 KK = ['#a6cee3', '#b2df8a', '#fdbf6f', '#cab2d6']   # one colour per k16 step kk = 0..3
 IDLE = '#f4f4f4'
@@ -86,5 +86,4 @@ def main(out):
 
 
 if __name__ == '__main__':
-    here = os.path.dirname(os.path.abspath(__file__))
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '../../docs/img/v20_descriptors.svg'))
+    main(out_path('v20_descriptors.svg'))

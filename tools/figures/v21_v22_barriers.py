@@ -12,13 +12,13 @@ steps/v21_tma and steps/v22_warp_specialized runs it (STAGES 4, WG_PENDING 1).
 
 Times are schematic (one k tile = one column); the order of events is the code's.
 
-    python3 tools/figures/v21_v22_barriers.py   (writes both)
+    python3 tools/figures/v21_v22_barriers.py   (writes docs/img/v21_barriers.svg and v22_barriers.svg, or into $FIG_OUT_DIR)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig
+from svgfig import Fig, out_path, text_width
 
 TILE = {0: '#ffffff', 2: '#fdbf6f', 3: '#cab2d6', 4: '#a6cee3', 5: '#b2df8a', 6: '#fb9a99', 7: '#ffff99',
         1: '#8dd3c7'}
@@ -73,7 +73,6 @@ def draw(mode, out):
         if xb - xa < 4:
             return
         hh = h or RH.get(row, 30)
-        from svgfig import text_width
         # a box cut by the window's edge keeps as much of its label as fits: the full label,
         # its first line, or none
         for lab in (label, label.split('\n')[0], None):
@@ -160,6 +159,5 @@ def draw(mode, out):
 
 
 if __name__ == '__main__':
-    here = os.path.dirname(os.path.abspath(__file__))
     for m in ('v21', 'v22'):
-        draw(m, os.path.join(here, f'../../docs/img/{m}_barriers.svg'))
+        draw(m, out_path(f'{m}_barriers.svg'))

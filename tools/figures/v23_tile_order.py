@@ -5,13 +5,13 @@ tiles of 128 x 256), grid = 132 blocks (one per SM of the H100), block b
 taking tiles b, b + 132, b + 264, ...; tile t placed by tile_origin() with
 GROUP_M 16 (v23) and GROUP_M 1 (row-major, v22's order).
 
-    python3 tools/figures/v23_tile_order.py   (writes docs/img/v23_tile_order.svg)
+    python3 tools/figures/v23_tile_order.py   (writes docs/img/v23_tile_order.svg, or into $FIG_OUT_DIR)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig
+from svgfig import Fig, out_path
 
 TILES_M, TILES_N, GRID = 32, 501, 132      # 4096 / 128, ceil(128256 / 256), SMs
 WAVE = ['#a6cee3', '#b2df8a', '#fdbf6f']   # waves 0, 1, 2; later ones grey
@@ -92,5 +92,4 @@ def main(out):
 
 
 if __name__ == '__main__':
-    here = os.path.dirname(os.path.abspath(__file__))
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '../../docs/img/v23_tile_order.svg'))
+    main(out_path('v23_tile_order.svg'))

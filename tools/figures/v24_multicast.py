@@ -5,13 +5,13 @@ own A box and half of the B box they share, and the TMA multicasts each half
 into both blocks' stage (fill(): tma_load for A, tma_load_mc for slice cm of B,
 ctaMask 0b11).
 
-    python3 tools/figures/v24_multicast.py   (writes docs/img/v24_multicast.svg)
+    python3 tools/figures/v24_multicast.py   (writes docs/img/v24_multicast.svg, or into $FIG_OUT_DIR)
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig
+from svgfig import Fig, out_path
 
 A0, A1, B0, B1 = '#1f78b4', '#6a3d9a', '#e6550d', '#31a354'
 A0L, A1L, B0L, B1L = '#cfe2f3', '#e1d5ec', '#fde0c5', '#d5eccf'
@@ -81,5 +81,4 @@ def main(out):
 
 
 if __name__ == '__main__':
-    here = os.path.dirname(os.path.abspath(__file__))
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '../../docs/img/v24_multicast.svg'))
+    main(out_path('v24_multicast.svg'))
