@@ -63,7 +63,7 @@ def main(out):
             nt, ns = (kt, s + 1) if s < 3 else (kt + 1, 0)
             cell('ldmatrix (next)', x, SW, f't{nt}.k{ns}', TILE[nt])
             j = kt + 2
-            lab = [f'A of\nt{j}', f'B 0-3\nof t{j}', f'B 4-7\nof t{j}', None][s]
+            lab = [f'A of\nt{j}', f'B 0-127\nof t{j}', f'B 128-255\nof t{j}', None][s]
             if lab:
                 cell('cp.async', x, SW, lab, TILE[j])
             if s == 2:
