@@ -1,0 +1,107 @@
+"""A small SVG writer for the docs' figures (docs/img/*.svg).
+
+Every text is monospace, and every call that places text checks (a
+character estimated 0.6 em wide, text-anchor honoured) that it stays on the
+canvas and, when it is a box's label, inside its box: a figure that would be
+clipped fails here, before it is written.  tests/cpu_figures.sh re-runs every
+script and compares its output with the committed SVG.
+"""
+import html
+import os
+
+CHAR_EM = 0.6
+
+
+def out_path(name):
+    """Where a figure goes: docs/img/NAME, or $FIG_OUT_DIR/NAME (the test compares the two)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    d = os.environ.get('FIG_OUT_DIR') or os.path.join(here, '..', '..', 'docs', 'img')
+    return os.path.join(d, name)
+
+
+def text_width(s, fs):
+    return len(s) * CHAR_EM * fs
+
+
+class Fig:
+    def __init__(self, w, h, fs=12):
+        self.w, self.h, self.fs = w, h, fs
+        self.items = []
+        self.defs = []
+
+    def _check_text(self, x, y, s, fs, anchor, box=None):
+        tw = text_width(s, fs)
+        x0 = {'start': x, 'middle': x - tw / 2, 'end': x - tw}[anchor]
+        x1 = x0 + tw
+        if x0 < 1 or x1 > self.w - 1 or y - fs < 0 or y + 0.25 * fs > self.h:
+            raise ValueError(f'text off the canvas: {s!r} at ({x}, {y}), spans {x0:.1f}..{x1:.1f} of {self.w}')
+        if box:
+            bx, by, bw, bh = box
+            if x0 < bx + 1 or x1 > bx + bw - 1 or y - 0.8 * fs < by or y + 0.2 * fs > by + bh + 0.5:
+                raise ValueError(f'text past its box: {s!r} spans {x0:.1f}..{x1:.1f}, box {bx}..{bx + bw}')
+
+    def text(self, x, y, s, fs=None, anchor='start', weight=None, fill='#000', box=None, italic=False):
+        fs = fs or self.fs
+        self._check_text(x, y, s, fs, anchor, box)
+        a = f' text-anchor="{anchor}"' if anchor != 'start' else ''
+        wgt = f' font-weight="{weight}"' if weight else ''
+        it = ' font-style="italic"' if italic else ''
+        sp = ' xml:space="preserve"' if '  ' in s or s.startswith(' ') else ''
+        self.items.append(f'<text x="{x:g}" y="{y:g}" font-size="{fs:g}"{a}{wgt}{it} fill="{fill}"{sp}>'
+                          f'{html.escape(s)}</text>')
+
+    def rect(self, x, y, w, h, fill='none', stroke='#444', sw=1, label=None, fs=None, lfill='#000',
+             weight=None, rx=0, dash=None, anchor='middle'):
+        d = f' stroke-dasharray="{dash}"' if dash else ''
+        r = f' rx="{rx}"' if rx else ''
+        self.items.append(f'<rect x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" fill="{fill}" '
+                          f'stroke="{stroke}" stroke-width="{sw:g}"{r}{d}/>')
+        if label is not None:
+            fs = fs or self.fs
+            lines = label.split('\n')
+            n = len(lines)
+            for i, s in enumerate(lines):
+                ty = y + h / 2 + fs * 0.35 + (i - (n - 1) / 2) * fs * 1.15
+                tx = {'middle': x + w / 2, 'start': x + 3}[anchor]
+                self.text(tx, ty, s, fs, anchor, weight, lfill, box=(x, y, w, h))
+
+    def line(self, x1, y1, x2, y2, stroke='#444', sw=1, dash=None, arrow=False):
+        d = f' stroke-dasharray="{dash}"' if dash else ''
+        m = ''
+        if arrow:
+            mid = 'ah' + stroke.strip('#')
+            if mid not in self.defs:
+                self.defs.append(mid)
+            m = f' marker-end="url(#{mid})"'
+        self.items.append(f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="{stroke}" '
+                          f'stroke-width="{sw:g}"{d}{m}/>')
+
+    def path(self, d, stroke='#444', sw=1, fill='none', arrow=False, dash=None):
+        m = ''
+        if arrow:
+            mid = 'ah' + stroke.strip('#')
+            if mid not in self.defs:
+                self.defs.append(mid)
+            m = f' marker-end="url(#{mid})"'
+        da = f' stroke-dasharray="{dash}"' if dash else ''
+        self.items.append(f'<path d="{d}" stroke="{stroke}" stroke-width="{sw:g}" fill="{fill}"{da}{m}/>')
+
+    def raw(self, s):
+        self.items.append(s)
+
+    def save(self, path):
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.w}" height="{self.h}" '
+               f'viewBox="0 0 {self.w} {self.h}" font-family="monospace" font-size="{self.fs}">',
+               '<style>text { font-family: monospace; }</style>']
+        if self.defs:
+            out.append('<defs>')
+            for mid in self.defs:
+                out.append(f'<marker id="{mid}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+                           f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+                           f'fill="#{mid[2:]}"/></marker>')
+            out.append('</defs>')
+        out.append(f'<rect width="{self.w}" height="{self.h}" fill="white"/>')
+        out += self.items
+        out.append('</svg>')
+        with open(path, 'w') as f:
+            f.write('\n'.join(out) + '\n')
