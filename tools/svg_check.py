@@ -17,8 +17,8 @@ Conventions every figure in docs/img follows (and this script enforces):
      change font-size or font-weight, not the position (no x, y, dx, dy).
   4. A line of text (0.6 em per character wide, from 0.75 em above its
      baseline to 0.2 em below) lies inside the canvas.
-  5. Text that starts inside a <rect> ends inside it: a label in a box stays in
-     its box.  A rect with class="nobox" (a highlight drawn over text, say) is
+  5. Text that starts inside a <rect> ends inside it, and text that starts
+     outside a rect does not run into it: a label stays in its box or out of it.  A rect with class="nobox" (a highlight drawn over text, say) is
      exempt.
   6. No two lines of text overlap.
 Exit status: 0 when every file passes, 1 when one fails (one line per fault,
@@ -175,10 +175,13 @@ def check(path):
         for r in rects:
             if r[0] <= 0 and r[1] <= 0 and r[2] >= W and r[3] >= H:
                 continue   # the background: the canvas test above covers it
+            span = f"spans x {x0:.0f}..{x1:.0f}, y {y0:.0f}..{y1:.0f}"
+            rbox = f"x {r[0]:.0f}..{r[2]:.0f}, y {r[1]:.0f}..{r[3]:.0f}"
             if r[0] <= start[0] <= r[2] and r[1] <= start[1] <= r[3]:
                 if x0 < r[0] - SLACK or x1 > r[2] + SLACK or y0 < r[1] - SLACK - 0.5 or y1 > r[3] + SLACK + 0.5:
-                    faults.append(f"{where}: spans x {x0:.0f}..{x1:.0f}, y {y0:.0f}..{y1:.0f}, out of its box "
-                                  f"x {r[0]:.0f}..{r[2]:.0f}, y {r[1]:.0f}..{r[3]:.0f}")
+                    faults.append(f"{where}: {span}, out of its box {rbox}")
+            elif min(x1, r[2]) - max(x0, r[0]) > SLACK and min(y1, r[3]) - max(y0, r[1]) > SLACK + 0.5:
+                faults.append(f"{where}: {span}, runs into the box {rbox}")
     for i, (wa, a, _) in enumerate(texts):
         for wb, b, _ in texts[i + 1:]:
             if min(a[2], b[2]) - max(a[0], b[0]) > SLACK and min(a[3], b[3]) - max(a[1], b[1]) > SLACK:
