@@ -98,8 +98,12 @@ def num(v, what):
 
 
 def text_width(el, style, where):
-    """Width of a <text> and its <tspan>s, each run at its own font-size."""
+    """Width of a <text> and its <tspan>s, each run at its own font-size.
+    Runs of white space count as one space, as a renderer draws them, unless
+    xml:space="preserve" says otherwise."""
     width = 0.0
+    keep = el.get("{http://www.w3.org/XML/1998/namespace}space") == "preserve"
+    runs = []
 
     def walk(e, s):
         nonlocal width
@@ -108,13 +112,21 @@ def text_width(el, style, where):
                 if e.get(k) is not None:
                     raise ValueError(f"{where}: a tspan sets {k}: split it into its own <text>")
         size = num(s.get("font-size"), "font-size")
-        width += len(e.text or "") * ADVANCE * size
+        runs.append((e.text or "", size))
         for c in e:
             walk(c, style_of(c, s))
-            width += len(c.tail or "") * ADVANCE * size
+            runs.append((c.tail or "", size))
 
     walk(el, style)
-    return width
+    if not keep:   # collapse, then drop the white space at both ends of the line
+        runs = [(re.sub(r"\s+", " ", t), z) for t, z in runs]
+        joined = "".join(t for t, _ in runs)
+        lead, trail = len(joined) - len(joined.lstrip()), len(joined) - len(joined.rstrip())
+        chars = [z for t, z in runs for _ in t]
+        chars = chars[lead:len(chars) - trail]
+        # a space that ends one run and starts the next is drawn once
+        return sum(chars) * ADVANCE - ADVANCE * sum(z for (a, z), (b, _) in zip(runs, runs[1:]) if a.endswith(" ") and b.startswith(" "))
+    return sum(len(t) * z for t, z in runs) * ADVANCE
 
 
 def check(path):
