@@ -11,14 +11,20 @@ character.  This script measures every <text> that way and checks where it lies.
 Conventions every figure in docs/img follows (and this script enforces):
   1. The root <svg> has width, height and viewBox="0 0 W H" with the same W, H.
   2. Every <text> inherits or sets a font-family whose list contains the
-     generic name monospace (font-family="monospace" on the root is enough).
+     generic name monospace (font-family="monospace" on the root is enough;
+     "DejaVu Sans Mono, Menlo, Consolas, monospace" names the usual ones).
   3. font-size is a plain number (user units); text-anchor start, middle or
-     end; transforms are translate, scale, rotate or matrix.  A <tspan> may
-     change font-size or font-weight, not the position (no x, y, dx, dy).
+     end; dominant-baseline, if set, auto, alphabetic, middle, central,
+     hanging, text-top or text-bottom; transforms are translate, scale,
+     rotate or matrix.  A <tspan> may change font-size or font-weight, not
+     the position (no x, y, dx, dy): a second line is a second <text>.
+     White space collapses as a renderer draws it, unless the <text> says
+     xml:space="preserve" (for columns aligned with spaces).
   4. A line of text (0.6 em per character wide, from 0.75 em above its
      baseline to 0.2 em below) lies inside the canvas.
   5. Text that starts inside a <rect> ends inside it, and text that starts
-     outside a rect does not run into it: a label stays in its box or out of it.  A rect with class="nobox" (a highlight drawn over text, say) is
+     outside a rect does not run into it: a label stays in its box or out of
+     it.  A rect with class="nobox" (a highlight drawn over text, say) is
      exempt.
   6. No two lines of text overlap, and two on one line are 2 units apart.
 Exit status: 0 when every file passes, 1 when one fails (one line per fault,
@@ -35,7 +41,11 @@ ADVANCE = 0.6     # em per character of a monospace font
 ASCENT, DESCENT = 0.75, 0.2
 SLACK = 0.5       # user units of overlap forgiven (rounding of hand-placed coordinates)
 GAP = 2.0         # two texts side by side on one line stay this far apart, or they read as one
-INHERITED = ("font-family", "font-size", "text-anchor", "font-weight")
+INHERITED = ("font-family", "font-size", "text-anchor", "font-weight", "dominant-baseline")
+# where y sits for a dominant-baseline, in em below the top of the line's box
+BASELINES = {"auto": ASCENT, "alphabetic": ASCENT, "middle": (ASCENT + DESCENT) / 2,
+             "central": (ASCENT + DESCENT) / 2, "hanging": 0, "text-before-edge": 0,
+             "text-top": 0, "text-after-edge": ASCENT + DESCENT, "text-bottom": ASCENT + DESCENT}
 
 
 def style_of(el, parent):
@@ -168,10 +178,14 @@ def check(path):
             anchor = style.get("text-anchor", "start")
             if anchor not in ("start", "middle", "end"):
                 raise ValueError(f"{where}: text-anchor {anchor!r}")
+            base = style.get("dominant-baseline", "auto")
+            if base not in BASELINES:
+                raise ValueError(f"{where}: dominant-baseline {base!r}")
             x, y = num(el.get("x"), "x"), num(el.get("y"), "y")
             x0 = x - {"start": 0, "middle": w / 2, "end": w}[anchor]
-            b = box(m, x0, y - ASCENT * size, x0 + w, y + DESCENT * size)
-            start = apply(m, x0, y - 0.35 * size)   # middle of a lower-case letter, at the text's start
+            top = y - BASELINES[base] * size
+            b = box(m, x0, top, x0 + w, top + (ASCENT + DESCENT) * size)
+            start = apply(m, x0, top + (ASCENT - 0.35) * size)   # middle of a lower-case letter, at the text's start
             texts.append((where, b, start))
             return
         for c in el:
