@@ -5,8 +5,9 @@
 # fixture CSVs.  Plain awk: no other dependency.
 #
 #   tables.sh DIR [PLOTDIR]   the summary (results/<gpu>/summary.md)
-#   tables.sh --ladder DIR    one table per part, one row per step (the step's
-#                             own method): the README's results section
+#   tables.sh --ladder DIR [PLOTDIR]  one table per part, one row per step (the
+#                             step's own method), each under its chart in PLOTDIR:
+#                             the README's results section
 #   tables.sh --headline DIR  "STEP<TAB>cell": each step at its part's
 #                             headline shape, its own method (the README's step table)
 #   tables.sh --ceilings DIR  "PART<TAB>BOUND<TAB>VALUE<TAB>NAME": the ceiling
@@ -36,7 +37,9 @@ names=$(for d in "$here"/steps/v*_*/; do b=$(basename "$d"); echo "${b%%_*} $b";
 # numeric order of steps: step10 after step9
 mapfile -t files < <(for f in "${csvs[@]}"; do n=$(basename "$f" .csv); echo "${n#step} $f"; done | sort -n | cut -d' ' -f2-)
 # The GPU's full name, from the first step log that has one ("GPU 0: NVIDIA H100 80GB HBM3, sm_90, ...").
-gpuname=$(cat "$dir"/step*.log 2>/dev/null | sed -n 's/^GPU [0-9]*: \([^,]*\),.*/\1/p' | head -n1 || true)
+logs=("$dir"/step*.log)
+gpuname=""
+[ ${#logs[@]} -eq 0 ] || gpuname=$(sed -n 's/^GPU [0-9]*: \([^,]*\),.*/\1/p' "${logs[@]}" | head -n1 || true)
 
 awk -F, -v names="$names" -v plotdir="$plotdir" -v gpu="$(basename "$dir")" -v gpuname="$gpuname" -v mode="$mode" \
     -v partsf="$here/tools/parts.tsv" -v methodsf="$here/tools/methods.tsv" '
@@ -248,7 +251,14 @@ function table(p,   i, j, line) {
 function ladder(p,   i, j, r, hm, line, png) {
     if (!seen[p]) return
     hm = hshape[p]; sub(/x.*/, "", hm)
-    printf "### %s\n\n| step |", title[p]
+    printf "### %s\n\n", title[p]
+    # the part chart, if drawn: throughput against size, else % of cuBLAS
+    png = plotdir "/part" p "_throughput.png"
+    if ((getline line < png) < 0) png = plotdir "/part" p "_pct_cublas.png"
+    close(png)
+    if (plotdir != "" && (getline line < png) >= 0) printf "[<img src=\"%s\" width=\"640\" alt=\"%s on %s\">](%s)\n\n", png, chart[p], gpu, png
+    close(png)
+    printf "| step |"
     for (j = 1; j <= ncol[p]; j++) printf " %s |", cols[p, j]
     printf "\n|---|"
     for (j = 1; j <= ncol[p]; j++) printf "---:|"
