@@ -4,13 +4,29 @@
 # gnuplot scripts in plots/ draw.  run_all.sh calls it; so do the tests, on
 # fixture CSVs.  Plain awk: no other dependency.
 #
-# Output: one table per part (steps as rows, sizes as columns, throughput and
-# % of cuBLAS), then the cumulative tables (time, throughput, % of cuBLAS,
-# % of the ceiling) at the sizes the tutorial discusses.  Each row says its
-# part and whether it is compute- or memory-bound (the CSV's last columns), so
-# nothing here knows an operation's name; tools/parts.tsv names the parts.
+#   tables.sh DIR [PLOTDIR]   the summary (results/<gpu>/summary.md)
+#   tables.sh --ladder DIR [PLOTDIR]  one table per part, one row per step (the
+#                             step's own method), each under its chart in PLOTDIR:
+#                             the README's results section
+#   tables.sh --headline DIR  "STEP<TAB>cell": each step at its part's
+#                             headline shape, its own method (the README's step table)
+#   tables.sh --ceilings DIR  "PART<TAB>BOUND<TAB>VALUE<TAB>NAME": the ceiling
+#                             each part's rows imply (throughput / % of ceiling)
+#
+# Summary: one table per part (steps as rows, sizes as columns, throughput and
+# % of cuBLAS), then the cumulative tables (time, throughput, cuBLAS's
+# throughput in the same run, % of cuBLAS, % of the ceiling) at the sizes the
+# tutorial discusses.  Each row says its part and whether it is compute- or
+# memory-bound (the CSV's last columns), so nothing here knows an operation's
+# name; tools/parts.tsv names the parts and their headline shape,
+# tools/methods.tsv each step's own method where it has several.  Columns are
+# read by their header name.
 set -euo pipefail
-dir=${1:?usage: tools/tables.sh RESULTS_DIR [PLOT_DIR]}
+mode=summary
+case ${1:-} in
+    --ladder|--headline|--ceilings) mode=${1#--}; shift ;;
+esac
+dir=${1:?usage: tools/tables.sh [--ladder|--headline|--ceilings] RESULTS_DIR [PLOT_DIR]}
 plotdir=${2:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
 shopt -s nullglob
@@ -20,17 +36,29 @@ csvs=("$dir"/step*.csv)
 names=$(for d in "$here"/steps/v*_*/; do b=$(basename "$d"); echo "${b%%_*} $b"; done | sed 's/^v//')
 # numeric order of steps: step10 after step9
 mapfile -t files < <(for f in "${csvs[@]}"; do n=$(basename "$f" .csv); echo "${n#step} $f"; done | sort -n | cut -d' ' -f2-)
+# The GPU's full name, from the first step log that has one ("GPU 0: NVIDIA H100 80GB HBM3, sm_90, ...").
+logs=("$dir"/step*.log)
+gpuname=""
+[ ${#logs[@]} -eq 0 ] || gpuname=$(sed -n 's/^GPU [0-9]*: \([^,]*\),.*/\1/p' "${logs[@]}" | head -n1 || true)
 
-awk -F, -v names="$names" -v plotdir="$plotdir" -v gpu="$(basename "$dir")" -v partsf="$here/tools/parts.tsv" '
+awk -F, -v names="$names" -v plotdir="$plotdir" -v gpu="$(basename "$dir")" -v gpuname="$gpuname" -v mode="$mode" \
+    -v partsf="$here/tools/parts.tsv" -v methodsf="$here/tools/methods.tsv" '
 function addpart(p) {   # a part not in parts.tsv: generic names, after the known ones
     if (p in known) return
     known[p] = 1; order[++nparts] = p
-    short[p] = "Part " p; chart[p] = "Part " p; ceilname[p] = "ceiling"; cum[p] = ""
+    short[p] = "Part " p; chart[p] = "Part " p; ceilname[p] = "ceiling"; cum[p] = ""; hshape[p] = ""
     title[p] = "Part " p " (" (compute[p] ? "TFLOPS" : "GB/s") " and % of cuBLAS)"
 }
 function label(p, s, v, m,   l) {
     l = (s in nm) ? nm[s] : "v" s
     if (v != "") l = l " " v
+    if (mlabel[p]) l = l " m=" m
+    return l
+}
+# A chart label: the step and its variant (v16 splitk m=4), or the step and its name (v7 tile_8x8).
+function clabel(p, s, v, m,   l) {
+    if (v != "") l = "v" s " " v
+    else { l = (s in nm) ? nm[s] : "v" s; sub(/_/, " ", l) }
     if (mlabel[p]) l = l " m=" m
     return l
 }
@@ -42,6 +70,7 @@ function colkey(p, m, n, k) {
 }
 function addcol(p, c) { if (!((p, c) in hascol)) { hascol[p, c] = 1; cols[p, ++ncol[p]] = c } }
 function addrow(p, r) { if (!((p, r) in hasrow)) { hasrow[p, r] = 1; rows[p, ++nrow[p]] = r } }
+function g(i, name) { return D[i, name] }
 BEGIN {
     n = split(names, a, "\n")
     for (i = 1; i <= n; i++) { split(a[i], b, " "); nm[b[1]] = b[2] }
@@ -50,48 +79,91 @@ BEGIN {
         if (line ~ /^#/ || line == "") continue
         split(line, f, "\t"); p = f[1]
         known[p] = 1; order[++nparts] = p
-        short[p] = f[2]; chart[p] = f[3]; ceilname[p] = f[4]; cum[p] = f[5]; title[p] = f[6]
+        short[p] = f[2]; chart[p] = f[3]; ceilname[p] = f[4]; cum[p] = f[5]; title[p] = f[6]; hshape[p] = f[7]
     }
     close(partsf)
+    while ((getline line < methodsf) > 0) {
+        if (line ~ /^#/ || line == "") continue
+        split(line, f, "\t"); method[f[1]] = f[2]
+    }
+    close(methodsf)
     FS = ","
 }
-FNR == 1 { next }   # header
-{ R[++nr] = $0 }
+FNR == 1 { delete ci; for (j = 1; j <= NF; j++) ci[$j] = j; next }   # the header: columns by name
+{
+    ++nr
+    for (h in ci) D[nr, h] = $(ci[h])
+    if (D[nr, "part"] == "") D[nr, "part"] = "?"
+}
 END {
     # pass 1: the parts present, which are compute-bound, and their row and column rules
     for (i = 1; i <= nr; i++) {
-        split(R[i], f, ","); p = (f[16] == "") ? "?" : f[16]
-        if (f[17] == "compute") compute[p] = 1
+        p = g(i, "part")
+        if (g(i, "bound") == "compute") compute[p] = 1
         if (!(p in known)) addpart(p)
         seen[p] = 1
-        if (f[4] != 1) notm1[p] = 1
-        key = p SUBSEP f[1] SUBSEP f[15] SUBSEP f[5] SUBSEP f[6]
-        if ((key in firstm) && firstm[key] != f[4]) mlabel[p] = 1
-        if (!(key in firstm)) firstm[key] = f[4]
+        if (g(i, "m") != 1) notm1[p] = 1
+        key = p SUBSEP g(i, "step") SUBSEP g(i, "variant") SUBSEP g(i, "n") SUBSEP g(i, "k")
+        if ((key in firstm) && firstm[key] != g(i, "m")) mlabel[p] = 1
+        if (!(key in firstm)) firstm[key] = g(i, "m")
+        s = g(i, "step")
+        if (!(s in hasempty)) hasempty[s] = 0
+        if (g(i, "variant") == "") hasempty[s] = 1
+        if (!(s in firstvar)) firstvar[s] = g(i, "variant")
     }
     # pass 2: cells
     for (i = 1; i <= nr; i++) {
-        split(R[i], f, ",")
-        s = f[1]; m = f[4]; n = f[5]; k = f[6]; v = f[15]; p = (f[16] == "") ? "?" : f[16]
+        s = g(i, "step"); m = g(i, "m"); n = g(i, "n"); k = g(i, "k"); v = g(i, "variant"); p = g(i, "part")
         r = label(p, s, v, m); c = colkey(p, m, n, k)
         addcol(p, c); addrow(p, r)
-        rate = compute[p] ? f[8] : f[9]
+        rowstep[p, r] = s; rowvar[p, r] = v; rowm[p, r] = m; cl[p, r] = clabel(p, s, v, m)
+        rate = compute[p] ? g(i, "tflops") : g(i, "gbps")
+        pcb = g(i, "pct_cublas")
         cell = (rate == "") ? "-" : rate
-        if (f[11] != "") cell = cell " (" f[11] "%)"
-        if (f[14] != "PASS") cell = cell " **FAIL**"
+        if (pcb != "") cell = cell " (" pcb "%)"
+        if (g(i, "status") != "PASS") cell = cell " **FAIL**"
         val[p, r, c] = cell
-        t[p, r, c] = f[7]; rt[p, r, c] = rate; pc[p, r, c] = f[11]; ce[p, r, c] = f[12]; st[p, r, c] = f[14]
-        if (f[11] != "" && f[11] > 0) xc[p, r, c] = sprintf("%.2fx", f[11] / 100)
-        # ceilings implied by the rows (throughput / fraction of the ceiling): the last of each kind
-        if (f[17] == "compute" && f[12] > 0) peak = f[8] / (f[12] / 100)
-        if (f[17] != "compute" && f[12] > 0) bw = f[9] / (f[12] / 100)
-        # roofline: FLOPs per byte and achieved TFLOPS of each kernel at its largest problem
-        if (f[7] != "") {
-            work = m * n * k; rk = label("", s, v, m)
-            if (!(rk in rwork) || work >= rwork[rk]) { rwork[rk] = work; rtf[rk] = f[8]; rgb[rk] = f[9] }
-        }
+        t[p, r, c] = g(i, "time_us"); rt[p, r, c] = rate; pc[p, r, c] = pcb; ce[p, r, c] = g(i, "pct_ceiling"); st[p, r, c] = g(i, "status")
+        # cuBLAS on the same problem, same run: the step throughput scaled by the two times
+        if (rate != "" && g(i, "cublas_time_us") > 0 && g(i, "time_us") > 0)
+            cbr[p, r, c] = sprintf(compute[p] ? "%.3f" : "%.1f", rate * g(i, "time_us") / g(i, "cublas_time_us"))
+        if (pcb != "" && pcb > 0) xc[p, r, c] = sprintf("%.2fx", pcb / 100)
+        # The ceiling a part implies (throughput / fraction of the ceiling), from its row nearest
+        # the ceiling: the CSV rounds % of ceiling to 0.1, least harmful where it is largest.
+        pce = g(i, "pct_ceiling")
+        if (pce > 0 && rate > 0 && (!(p in ceilpct) || pce + 0 > ceilpct[p])) { ceilpct[p] = pce + 0; ceil[p] = rate / (pce / 100) }
+        # the step own method at the part headline shape (else at its largest problem)
+        own = (s in method) ? (v == method[s]) : (hasempty[s] ? v == "" : v == firstvar[s])
+        if (!own || g(i, "time_us") == "") continue
+        shape = m "x" n "x" k; work = m * n * k
+        hk = p SUBSEP s
+        if (shape == hshape[p]) { hrow[hk] = i; hexact[hk] = 1 }
+        else if (!hexact[hk] && (!(hk in hrow) || work > hwork[hk])) { hrow[hk] = i; hwork[hk] = work }
+        if (!(s in hpart)) { hpart[s] = p; steps[++nsteps] = s }
+        ownrow[p, r] = 1
     }
-    printf "## Results on %s\n\n", gpu
+    if (mode == "ceilings") {
+        for (q = 1; q <= nparts; q++) {
+            p = order[q]
+            if (p in ceil) printf "%s\t%s\t%s\t%s\n", p, (compute[p] ? "compute" : "memory"), sprintf(compute[p] ? "%.2f" : "%.1f", ceil[p]), ceilname[p]
+        }
+        exit
+    }
+    if (mode == "headline") {
+        for (j = 1; j <= nsteps; j++) {
+            s = steps[j]; p = hpart[s]; i = hrow[p, s]
+            rate = compute[p] ? g(i, "tflops") " TFLOPS" : g(i, "gbps") " GB/s"
+            v = (g(i, "variant") != "") ? g(i, "variant") ", " : ""
+            printf "%s\t%s%sx%sx%s: %s, %s%% of cuBLAS, %s%% of %s\n", s, v, g(i, "m"), g(i, "n"), g(i, "k"), rate,
+                (g(i, "pct_cublas") == "" ? "-" : g(i, "pct_cublas")), g(i, "pct_ceiling"), ceilname[p]
+        }
+        exit
+    }
+    if (mode == "ladder") {
+        for (q = 1; q <= nparts; q++) ladder(order[q])
+        exit
+    }
+    printf "## Results on %s\n\n", (gpuname != "" ? gpuname " (" gpu ")" : gpu)
     printf "Generated by tools/tables.sh from results/%s/step*.csv (written by ./run_all.sh). ", gpu
     printf "Cells: throughput (%% of cuBLAS, measured in the same run).\n\n"
     for (q = 1; q <= nparts; q++) table(order[q])
@@ -107,6 +179,7 @@ END {
         for (j = 1; j <= nc; j++) cumulative(p, cs[j])
     }
     if (plotdir == "") exit
+    printf "%s\n", (gpuname != "" ? gpuname : gpu) > (plotdir "/gpu.name"); close(plotdir "/gpu.name")
     # % of cuBLAS per step and size; throughput against size (squares); the chart names
     for (q = 1; q <= nparts; q++) {
         p = order[q]
@@ -118,14 +191,17 @@ END {
         for (j = 1; j <= ncol[p]; j++) printf " \"%s\"", cols[p, j] > pf
         printf "\n" > pf
         for (i = 1; i <= nrow[p]; i++) {
-            r = rows[p, i]; lab = r; gsub(/ /, "_", lab)
-            printf "\"%s\"", lab > pf
+            r = rows[p, i]
+            any = 0   # a row with no cuBLAS baseline (a dequantize kernel alone) has no bars
+            for (j = 1; j <= ncol[p]; j++) if (pc[p, r, cols[p, j]] != "") any = 1
+            if (!any) continue
+            printf "\"%s\"", cl[p, r] > pf
             for (j = 1; j <= ncol[p]; j++) { x = pc[p, r, cols[p, j]]; printf " %s", (x == "" ? "NaN" : x) > pf }
             printf "\n" > pf
         }
         close(pf)
         printf "size" > rf
-        for (i = 1; i <= nrow[p]; i++) { lab = rows[p, i]; gsub(/ /, "_", lab); printf " \"%s\"", lab > rf }
+        for (i = 1; i <= nrow[p]; i++) printf " \"%s\"", cl[p, rows[p, i]] > rf
         printf "\n" > rf
         for (j = 1; j <= ncol[p]; j++) {
             c = cols[p, j]
@@ -136,16 +212,25 @@ END {
         }
         close(rf)
     }
+    # Roofline: every step once, its own method at its part headline shape; FLOP per
+    # byte from the row own TFLOPS and GB/s (the fewest bytes the problem must move).
     pf = plotdir "/roofline.dat"
-    printf "# label intensity(FLOP/byte) TFLOPS; peak_tflops=%s bw_gbps=%s\n", peak, bw > pf
-    for (r in rwork) {
-        if (rgb[r] == "" || rtf[r] == "" || rgb[r] <= 0) continue
-        lab = r; gsub(/ /, "_", lab)
-        printf "\"%s\" %.4f %s\n", lab, rtf[r] * 1000 / rgb[r], rtf[r] > pf
+    printf "# part_index \"part chart name\" \"step\" intensity(FLOP/byte) TFLOPS\n" > pf
+    for (j = 1; j <= nsteps; j++) {
+        s = steps[j]; p = hpart[s]; i = hrow[p, s]
+        if (g(i, "gbps") <= 0 || g(i, "tflops") <= 0) continue
+        for (q = 1; q <= nparts; q++) if (order[q] == p) break
+        printf "%d \"%s\" \"v%s\" %.4f %s\n", q, chart[p], s, g(i, "tflops") * 1000 / g(i, "gbps"), g(i, "tflops") > pf
     }
     close(pf)
-    printf "%s %s\n", (peak == "" ? "NaN" : peak), (bw == "" ? "NaN" : bw) > (plotdir "/ceilings.dat")
-    close(plotdir "/ceilings.dat")
+    # The ceilings, one line per part: part, bound, value, its name (the roofs of the roofline).
+    cf = plotdir "/ceilings.dat"
+    printf "# part bound ceiling(TFLOPS or GB/s) name\n" > cf
+    for (q = 1; q <= nparts; q++) {
+        p = order[q]
+        if (p in ceil) printf "%s %s %.2f %s\n", p, (compute[p] ? "compute" : "memory"), ceil[p], ceilname[p] > cf
+    }
+    close(cf)
 }
 function table(p,   i, j, line) {
     if (!seen[p]) return
@@ -161,15 +246,43 @@ function table(p,   i, j, line) {
     }
     printf "\n"
 }
-function cumulative(p, c,   i, r, unit) {
+# One row per step: its own method (and, where rows run at several m, the m of
+# the part headline shape), every column of the part.
+function ladder(p,   i, j, r, hm, line, png) {
+    if (!seen[p]) return
+    hm = hshape[p]; sub(/x.*/, "", hm)
+    printf "### %s\n\n", title[p]
+    # the part chart, if drawn: throughput against size, else % of cuBLAS
+    png = plotdir "/part" p "_throughput.png"
+    if ((getline line < png) < 0) png = plotdir "/part" p "_pct_cublas.png"
+    close(png)
+    if (plotdir != "" && (getline line < png) >= 0) printf "[<img src=\"%s\" width=\"640\" alt=\"%s on %s\">](%s)\n\n", png, chart[p], gpu, png
+    close(png)
+    printf "| step |"
+    for (j = 1; j <= ncol[p]; j++) printf " %s |", cols[p, j]
+    printf "\n|---|"
+    for (j = 1; j <= ncol[p]; j++) printf "---:|"
+    printf "\n"
+    for (i = 1; i <= nrow[p]; i++) {
+        r = rows[p, i]
+        if (!ownrow[p, r] || (mlabel[p] && hm != "" && rowm[p, r] != hm)) continue
+        printf "| %s |", r
+        for (j = 1; j <= ncol[p]; j++) { line = val[p, r, cols[p, j]]; printf " %s |", (line == "" ? "" : line) }
+        printf "\n"
+    }
+    printf "\n"
+}
+function cumulative(p, c,   i, r, unit, cb) {
     if (!((p, c) in hascol)) return
     unit = compute[p] ? "TFLOPS" : "GB/s"
+    cb = compute[p]   # cuBLAS throughput column: it moves from run to run (clocks, power), so % of cuBLAS compares within a row only
     printf "### %s at %s: time, %s, %% of cuBLAS, %% of %s\n\n", short[p], c, unit, ceilname[p]
-    printf "| step | time (us) | %s | %% of cuBLAS | x cuBLAS | %% of %s | check |\n|---|---:|---:|---:|---:|---:|---|\n", unit, ceilname[p]
+    printf "| step | time (us) | %s |%s %% of cuBLAS | x cuBLAS | %% of %s | check |\n", unit, cb ? " cuBLAS " unit " this run |" : "", ceilname[p]
+    printf "|---|---:|---:|%s---:|---:|---:|---|\n", cb ? "---:|" : ""
     for (i = 1; i <= nrow[p]; i++) {
         r = rows[p, i]
         if (!((p, r, c) in t)) continue
-        printf "| %s | %s | %s | %s | %s | %s | %s |\n", r, t[p, r, c], rt[p, r, c], pc[p, r, c], xc[p, r, c], ce[p, r, c], st[p, r, c]
+        printf "| %s | %s | %s |%s %s | %s | %s | %s |\n", r, t[p, r, c], rt[p, r, c], cb ? " " cbr[p, r, c] " |" : "", pc[p, r, c], xc[p, r, c], ce[p, r, c], st[p, r, c]
     }
     printf "\n"
 }' "${files[@]}"
