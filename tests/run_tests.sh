@@ -87,13 +87,20 @@ for u in tests/unit_*.c; do
     fi
     "tests/bin/$name" >"$tmp/$name.out" 2>&1
     rc=$?
+    ran=0
     while IFS= read -r line; do
         case $line in
-            "ok - "*) ok "$name: ${line#ok - }" ;;
-            "not ok - "*) bad "$name: ${line#not ok - }" ;;
-            "skip - "*) skp "$name: ${line#skip - }" ;;
+            "ok - "*) ok "$name: ${line#ok - }"; ran=$((ran + 1)) ;;
+            "not ok - "*) bad "$name: ${line#not ok - }"; ran=$((ran + 1)) ;;
+            "skip - "*) skp "$name: ${line#skip - }"; ran=$((ran + 1)) ;;
         esac
     done <"$tmp/$name.out"
+    # Each binary ends with its plan, "1..N", N the tests it ran: a crash ends it
+    # before the plan, so the tests it never reached are counted, not lost.
+    plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tmp/$name.out" | tail -n1)
+    if [ -z "$plan" ]; then bad "$name stopped after $ran tests without its plan line 1..N (exit $rc: $(tail -n1 "$tmp/$name.out"))"
+    elif [ "$plan" -ne "$ran" ]; then bad "$name printed $ran test lines, its plan says $plan"
+    else ok "$name: all $plan tests reported (exit $rc)"; fi
     [ $rc -eq 0 ] || grep -q "^not ok" "$tmp/$name.out" || bad "$name exited with $rc: $(tail -n1 "$tmp/$name.out")"
 done
 
@@ -106,8 +113,9 @@ expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stde
 }
 for s in $built; do
     check "step$s --help exits 0" ./step$s --help
-    check "step$s --sizes 0 -> exit 2" expect_exit 2 "at least 1" ./step$s --sizes 0
-    check "step$s --sizes -5 -> exit 2" expect_exit 2 "at least 1" ./step$s --sizes -5
+    check "step$s --sizes 0 -> exit 2" expect_exit 2 "0 is out of range: it must be from 1 to" ./step$s --sizes 0
+    check "step$s --sizes -5 -> exit 2" expect_exit 2 "-5 is out of range: it must be from 1 to" ./step$s --sizes -5
+    check "step$s -k 0 -> exit 2" expect_exit 2 "0 is out of range: it must be from 1 to" ./step$s -k 0
     check "step$s --sizes abc -> exit 2" expect_exit 2 "not an integer" ./step$s --sizes abc
     check "step$s --sizes 1024,,2048 -> exit 2" expect_exit 2 "empty entry" ./step$s --sizes 1024,,2048
     check "step$s unknown flag -> exit 2" expect_exit 2 "unknown option" ./step$s --frobnicate

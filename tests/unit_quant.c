@@ -13,9 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
+static int failures, tests;
 
 static void report(int ok, const char *what, const char *fmt, ...) {
+    ++tests;
     if (ok) { printf("ok - %s\n", what); return; }
     ++failures;
     printf("not ok - %s: ", what);
@@ -296,6 +297,7 @@ static void test_speed(void) {
 }
 
 int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a crash keeps the lines printed before it */
     test_half();
     test_int8(64, 1024);
     test_int8(9, 1001);     /* odd K */
@@ -309,5 +311,6 @@ int main(void) {
     test_q4_0(9, 32);
     test_q4_0_layout();
     test_speed();
+    printf("1..%d\n", tests);   /* the plan, last: run_tests.sh counts the lines against it */
     return failures ? 1 : 0;
 }
