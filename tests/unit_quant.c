@@ -5,6 +5,7 @@
  * nonzero if any failed.
  */
 #include "quant.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -27,10 +28,9 @@ static void report(int ok, const char *what, const char *fmt, ...) {
     printf("\n");
 }
 
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static float urand(float lo, float hi) {   /* xorshift64*, uniform [lo, hi) */
-    rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
-    const uint64_t v = rng * 0x2545F4914F6CDD1Dull;
+static uint64_t draws;
+static float urand(float lo, float hi) {   /* the harness's splitmix64 (rng.h), uniform [lo, hi) */
+    const uint64_t v = kl_splitmix64(0x243F6A8885A308D3ull, ++draws);
     return lo + (hi - lo) * (float)((v >> 40) * 0x1p-24);
 }
 
