@@ -51,13 +51,15 @@ check "make: the marked fixture (wgmma) builds; the same source unmarked does no
     ! make -s step901 STEPS=$fx_steps >$tmp/sm90.log 2>&1 && grep -q 'not supported on .target' $tmp/sm90.log"
 
 # ---- the harness's files depend one way -------------------------------------------
-# util (errors, allocation) <- device.cu (kernels) <- timing <- ceiling <- the ops
-# <- engine: an object may use kl_ symbols of its own layer or lower ones only,
-# so each file reads without the ones above it.
+# plain C (check, cli, report, quant) <- util (errors, allocation, the spot check's exit)
+# <- device.cu (kernels) <- timing <- ceiling <- the ops <- engine: an object may use
+# kl_ symbols of its own layer or lower ones only, so each file reads without the
+# ones above it.  Each layer of one or more files is its own number, so a use across
+# two of them is seen (util.o's kl_spot_check comes from check.o, one layer down).
 layer_of() {
     case $1 in
-        check.o|cli.o|report.o|quant.o|util.o) echo 0 ;; device.cu.o) echo 1 ;; timing.o) echo 2 ;;
-        ceiling.o) echo 3 ;; engine.o) echo 5 ;; *) echo 4 ;;   # op_*.o and their .cu.o
+        check.o|cli.o|report.o|quant.o) echo 0 ;; util.o) echo 1 ;; device.cu.o) echo 2 ;;
+        timing.o) echo 3 ;; ceiling.o) echo 4 ;; engine.o) echo 6 ;; *) echo 5 ;;   # op_*.o, occupancy.o, gemv_device.cu.o
     esac
 }
 if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
@@ -65,18 +67,25 @@ if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
     for o in $(ar t build/libkl.a); do
         nm -g --defined-only "build/$o" 2>/dev/null | awk -v o="$o" '$3 ~ /^kl_/ { print $3, o }' >>"$tmp/defs"
     done
-    : >"$tmp/layers.bad"
+    : >"$tmp/layers.bad"; : >"$tmp/layers.uses"
     for o in $(ar t build/libkl.a); do
         for sym in $(nm -u "build/$o" 2>/dev/null | awk '$2 ~ /^kl_/ { print $2 }'); do
             d=$(awk -v s="$sym" '$1 == s { print $2; exit }' "$tmp/defs")
+            [ -n "$d" ] && [ "$d" != "$o" ] && echo "$o $sym $d" >>"$tmp/layers.uses"
             [ -n "$d" ] && [ "$(layer_of "$d")" -gt "$(layer_of "$o")" ] && echo "$o uses $sym from $d" >>"$tmp/layers.bad"
         done
     done
-    check "harness: util <- device <- timing <- ceiling <- ops <- engine, no object uses one above it" \
+    check "harness: plain C <- util <- device <- timing <- ceiling <- ops <- engine, no object uses one above it" \
         bash -c "[ ! -s $tmp/layers.bad ] || { cat $tmp/layers.bad; false; }"
+    check "harness: the plain-C files (check, cli, report, quant) use nothing of ours" \
+        bash -c "! grep -E '^(check|cli|report|quant)\.o ' $tmp/layers.uses"
+    check "harness: nm saw the files' uses of each other (a blind nm would pass the two above)" \
+        test "$(wc -l <"$tmp/layers.uses")" -ge 20
 else
     skp "harness layering: nm (binutils) or build/libkl.a missing"
 fi
+check "docs/harness.md's file table names every file in common/" bash -c '
+    for f in common/*; do grep -q "^|.*\`$(basename "$f")\`" docs/harness.md || { echo "$f missing"; exit 1; }; done'
 
 # ---- unit tests of the host code (tests/unit_*.c) -------------------------------
 for u in tests/unit_*.c; do
