@@ -231,7 +231,7 @@ if [ $gpu -eq 0 ]; then
     skp "GPU part: no usable NVIDIA GPU here (nvidia-smi/CUDA found none); run make test on a machine with one"
 else
     # A step's tests follow the part its rows say they belong to (the CSV's part column).
-    part_of() { rm -f "$tmp/op.csv"; ./step$1 --check-only "${@:2}" --csv "$tmp/op.csv" >/dev/null 2>&1; [ -f "$tmp/op.csv" ] && awk -F, 'NR == 2 { print ($16 == "" ? "?" : $16) }' "$tmp/op.csv"; }
+    part_of() { rm -f "$tmp/op.csv"; ./step$1 --check-only "${@:2}" --csv "$tmp/op.csv" >/dev/null 2>&1; [ -f "$tmp/op.csv" ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } NR == 2 { p = $col["part"]; print (p == "" ? "?" : p) }' "$tmp/op.csv"; }
     for s in $built; do
         part=$(part_of "$s" --sizes 256 -m 1)
         [ -n "$part" ] || part=$(part_of "$s" --sizes 256)
