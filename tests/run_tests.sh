@@ -191,7 +191,14 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     skp "plots: gnuplot is not installed (sudo apt-get install gnuplot-nox); tables are tested above"
 fi
-check "plots: without gnuplot it says how to install it" bash -c "PATH=/usr/bin/nonexistent:/bin:/usr/bin; command -v gnuplot >/dev/null && exit 0; tools/plots.sh $tmp/plots | grep -q 'apt-get install gnuplot'"
+# Without gnuplot, wherever it is installed: a PATH of stubs, the tools plots.sh needs and no gnuplot.
+mkdir -p "$tmp/nognuplot"
+for t in bash dirname basename cat grep sed wc head tail ls awk; do ln -sf "$(command -v $t)" "$tmp/nognuplot/$t"; done
+rm -rf "$tmp/plots.nognuplot"; cp -r "$tmp/plots" "$tmp/plots.nognuplot"; rm -f "$tmp/plots.nognuplot"/*.png
+check "plots: without gnuplot (a PATH without it) it says how to install it, exits 0 and draws nothing" bash -c "
+    PATH=$PWD/$tmp/nognuplot; ! command -v gnuplot >/dev/null &&
+    tools/plots.sh $tmp/plots.nognuplot >$tmp/nognuplot.out 2>&1 && grep -q 'apt-get install gnuplot' $tmp/nognuplot.out &&
+    ! ls $tmp/plots.nognuplot/*.png >/dev/null 2>&1 || { cat $tmp/nognuplot.out; false; }"
 printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- results:step17 -->\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\n<!-- floor:10 8192x8192=35.7 16384x16384=99.9 -->\n<!-- /floor -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
 tools/update_docs.sh "$fx" "$tmp/doc.md"
 check "docs: results marker filled from the CSV" grep -q "^| 1024 | 1024 | 1024 | 333.700 | 6.435 |" "$tmp/doc.md"
@@ -217,9 +224,16 @@ for f in docs/harness.md docs/profiling.md docs/adding_a_step.md README.md; do c
 check "no file cites a DESIGN.md the repository does not have" bash -c \
     "[ -e DESIGN.md ] || ! git grep -n 'DESIGN\.md' -- ':!tests/run_tests.sh'"
 for f in README.md docs/*.md; do
-    for link in $(grep -o '](\([^)#]*\))' "$f" | sed 's/^](//; s/)$//' | grep -v '^http' | sort -u); do
-        base=$(dirname "$f")
-        check "docs: link $link in $f resolves" test -e "$base/$link"
+    # a link's #fragment is cut off: the file must exist (a bare #fragment is this file),
+    # and a fragment into a markdown file must be one of its headings as GitHub names them
+    for link in $(grep -o '](\([^)]*\))' "$f" | sed 's/^](//; s/)$//' | grep -v '^http' | sort -u); do
+        base=$(dirname "$f") path=${link%%#*}; target=$base/${path:-$(basename "$f")}
+        if [[ $link == *#* && $target == *.md ]]; then
+            check "docs: link $link in $f resolves, to a heading" bash -c "test -e '$target' &&
+                sed -n 's/^#\{1,6\} //p' '$target' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g' | grep -qx -- '${link#*#}'"
+        else
+            check "docs: link $link in $f resolves" test -e "$target"
+        fi
     done
 done
 
