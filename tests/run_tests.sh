@@ -50,68 +50,8 @@ check "make: the marked fixture (wgmma) builds; the same source unmarked does no
     make -s step900 STEPS=$fx_steps >$tmp/sm90a.log 2>&1 && rm -f step900 &&
     ! make -s step901 STEPS=$fx_steps >$tmp/sm90.log 2>&1 && grep -q 'not supported on .target' $tmp/sm90.log"
 
-# ---- the harness's files depend one way -------------------------------------------
-# plain C (check, cli, report, quant) <- util (errors, allocation, the spot check's exit)
-# <- device.cu (kernels) <- timing <- ceiling <- the ops <- engine: an object may use
-# kl_ symbols of its own layer or lower ones only, so each file reads without the
-# ones above it.  Each layer of one or more files is its own number, so a use across
-# two of them is seen (util.o's kl_spot_check comes from check.o, one layer down).
-layer_of() {
-    case $1 in
-        check.o|cli.o|report.o|quant.o) echo 0 ;; util.o) echo 1 ;; device.cu.o) echo 2 ;;
-        timing.o) echo 3 ;; ceiling.o) echo 4 ;; engine.o) echo 6 ;; *) echo 5 ;;   # op_*.o, occupancy.o, gemv_device.cu.o
-    esac
-}
-if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
-    : >"$tmp/defs"
-    for o in $(ar t build/libkl.a); do
-        nm -g --defined-only "build/$o" 2>/dev/null | awk -v o="$o" '$3 ~ /^kl_/ { print $3, o }' >>"$tmp/defs"
-    done
-    : >"$tmp/layers.bad"; : >"$tmp/layers.uses"
-    for o in $(ar t build/libkl.a); do
-        for sym in $(nm -u "build/$o" 2>/dev/null | awk '$2 ~ /^kl_/ { print $2 }'); do
-            d=$(awk -v s="$sym" '$1 == s { print $2; exit }' "$tmp/defs")
-            [ -n "$d" ] && [ "$d" != "$o" ] && echo "$o $sym $d" >>"$tmp/layers.uses"
-            [ -n "$d" ] && [ "$(layer_of "$d")" -gt "$(layer_of "$o")" ] && echo "$o uses $sym from $d" >>"$tmp/layers.bad"
-        done
-    done
-    check "harness: plain C <- util <- device <- timing <- ceiling <- ops <- engine, no object uses one above it" \
-        bash -c "[ ! -s $tmp/layers.bad ] || { cat $tmp/layers.bad; false; }"
-    check "harness: the plain-C files (check, cli, report, quant) use nothing of ours" \
-        bash -c "! grep -E '^(check|cli|report|quant)\.o ' $tmp/layers.uses"
-    check "harness: nm saw the files' uses of each other (a blind nm would pass the two above)" \
-        test "$(wc -l <"$tmp/layers.uses")" -ge 20
-else
-    skp "harness layering: nm (binutils) or build/libkl.a missing"
-fi
-check "docs/harness.md's file table names every file in common/" bash -c '
-    for f in common/*; do grep -q "^|.*\`$(basename "$f")\`" docs/harness.md || { echo "$f missing"; exit 1; }; done'
-
-# ---- unit tests of the host code (tests/unit_*.c) -------------------------------
-for u in tests/unit_*.c; do
-    name=$(basename "$u" .c)
-    if ! gcc -std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra -Icommon -I"$CUDA_INC" "$u" build/libkl.a $LDLIBS -fopenmp \
-            -o "tests/bin/$name" >"$tmp/$name.build" 2>&1; then
-        bad "$name builds: $(head -n1 "$tmp/$name.build")"; continue
-    fi
-    "tests/bin/$name" >"$tmp/$name.out" 2>&1
-    rc=$?
-    ran=0
-    while IFS= read -r line; do
-        case $line in
-            "ok - "*) ok "$name: ${line#ok - }"; ran=$((ran + 1)) ;;
-            "not ok - "*) bad "$name: ${line#not ok - }"; ran=$((ran + 1)) ;;
-            "skip - "*) skp "$name: ${line#skip - }"; ran=$((ran + 1)) ;;
-        esac
-    done <"$tmp/$name.out"
-    # Each binary ends with its plan, "1..N", N the tests it ran: a crash ends it
-    # before the plan, so the tests it never reached are counted, not lost.
-    plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tmp/$name.out" | tail -n1)
-    if [ -z "$plan" ]; then bad "$name stopped after $ran tests without its plan line 1..N (exit $rc: $(tail -n1 "$tmp/$name.out"))"
-    elif [ "$plan" -ne "$ran" ]; then bad "$name printed $ran test lines, its plan says $plan"
-    else ok "$name: all $plan tests reported (exit $rc)"; fi
-    [ $rc -eq 0 ] || grep -q "^not ok" "$tmp/$name.out" || bad "$name exited with $rc: $(tail -n1 "$tmp/$name.out")"
-done
+# The harness's layering, the unit binaries (tests/unit_*.c), the docs' links and the
+# charts without gnuplot: tests/cpu_harness.sh, cpu_unit.sh, cpu_links.sh, cpu_nognuplot.sh.
 
 # ---- each program's command line: bad input is one line and exit 2 -----------------
 expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stderr matching PATTERN
@@ -191,14 +131,6 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     skp "plots: gnuplot is not installed (sudo apt-get install gnuplot-nox); tables are tested above"
 fi
-# Without gnuplot, wherever it is installed: a PATH of stubs, the tools plots.sh needs and no gnuplot.
-mkdir -p "$tmp/nognuplot"
-for t in bash dirname basename cat grep sed wc head tail ls awk; do ln -sf "$(command -v $t)" "$tmp/nognuplot/$t"; done
-rm -rf "$tmp/plots.nognuplot"; cp -r "$tmp/plots" "$tmp/plots.nognuplot"; rm -f "$tmp/plots.nognuplot"/*.png
-check "plots: without gnuplot (a PATH without it) it says how to install it, exits 0 and draws nothing" bash -c "
-    PATH=$PWD/$tmp/nognuplot; ! command -v gnuplot >/dev/null &&
-    tools/plots.sh $tmp/plots.nognuplot >$tmp/nognuplot.out 2>&1 && grep -q 'apt-get install gnuplot' $tmp/nognuplot.out &&
-    ! ls $tmp/plots.nognuplot/*.png >/dev/null 2>&1 || { cat $tmp/nognuplot.out; false; }"
 printf '# t\n<!-- results:step0 -->\nstale\n<!-- /results -->\n<!-- results:step17 -->\n<!-- /results -->\n<!-- include:%s -->\n<!-- /include -->\n<!-- floor:10 8192x8192=35.7 16384x16384=99.9 -->\n<!-- /floor -->\nend\n' "$fx/included.md" >"$tmp/doc.md"
 tools/update_docs.sh "$fx" "$tmp/doc.md"
 check "docs: results marker filled from the CSV" grep -q "^| 1024 | 1024 | 1024 | 333.700 | 6.435 |" "$tmp/doc.md"
@@ -223,19 +155,6 @@ done
 for f in docs/harness.md docs/profiling.md docs/adding_a_step.md README.md; do check "docs: $f exists" test -s "$f"; done
 check "no file cites a DESIGN.md the repository does not have" bash -c \
     "[ -e DESIGN.md ] || ! git grep -n 'DESIGN\.md' -- ':!tests/run_tests.sh'"
-for f in README.md docs/*.md; do
-    # a link's #fragment is cut off: the file must exist (a bare #fragment is this file),
-    # and a fragment into a markdown file must be one of its headings as GitHub names them
-    for link in $(grep -o '](\([^)]*\))' "$f" | sed 's/^](//; s/)$//' | grep -v '^http' | sort -u); do
-        base=$(dirname "$f") path=${link%%#*}; target=$base/${path:-$(basename "$f")}
-        if [[ $link == *#* && $target == *.md ]]; then
-            check "docs: link $link in $f resolves, to a heading" bash -c "test -e '$target' &&
-                sed -n 's/^#\{1,6\} //p' '$target' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g' | grep -qx -- '${link#*#}'"
-        else
-            check "docs: link $link in $f resolves" test -e "$target"
-        fi
-    done
-done
 
 # Further CPU tests, one file per topic (sourced: they use ok, bad, skp, check, $tmp, $steps, $built).
 for t in tests/cpu_*.sh; do [ -e "$t" ] && . "$t"; done

@@ -193,6 +193,18 @@ static void test_compare(void) {
     TEST(kl_compare(out, ref, N, tol, &r) == 1 && r.nonfinite == 1, "compare: Inf caught");
     out[500] = ref[500];
 
+    /* rel_err is ||out - ref||_2 / ||ref||_2: ref (1, 2, 2) has norm 3, out off by 0.75 in one
+     * element: 0.25 exactly (an L1 or max norm, or a missing square root, reads otherwise) */
+    {
+        const float r3[3] = {1, 2, 2}, o3[3] = {1, 2, 2.75f};
+        const kl_tol loose = {1.0, 0.0};
+        TEST(kl_compare(o3, r3, 3, loose, &r) == 0 && r.rel_err == 0.25 && r.max_abs_err == 0.75,
+             "compare: rel_err is the 2-norm ratio (0.25: %g), max |err| 0.75 (%g)", r.rel_err, r.max_abs_err);
+        const kl_tol tight = {0.74, 0.0};
+        TEST(kl_compare(o3, r3, 3, tight, &r) == 1 && r.first[0].index == 2,
+             "compare: the same error against a tolerance just under it fails at [2]");
+    }
+
     for (int i = 0; i < N; ++i) out[i] = NAN;
     TEST(kl_compare(out, ref, N, tol, &r) == N && r.nreported == KL_MAX_REPORTED,
          "compare: all-NaN output fails everywhere, first %d reported", KL_MAX_REPORTED);
