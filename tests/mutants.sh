@@ -48,6 +48,10 @@ c19 ||| unit ||| common/quant.c ||| const int v = c % 2 ? qr[c / 2] >> 4 : qr[c 
 c20 ||| unit ||| common/quant.c ||| clampi((int)lrintf(-lo / s), 0, qmax) ||| clampi((int)(-lo / s), 0, qmax) ||| int8/int4 zero point truncated instead of rounded
 c21 ||| unit ||| common/quant.c ||| half_round_up(fabsf(d)) ||| kl_float_to_half(fabsf(d)) ||| q4_0: |d| rounded to nearest, not up (the extreme can fall off the grid)
 c22 ||| unit ||| common/quant.c ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf; ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf + (c == k - 1 ? sf : 0.0f); ||| int8 dequantizer: the last column one step off
+c23 ||| unit ||| common/check.c ||| !(d <= tol.atol + tol.rtol * fabs(e)) ||| !(d <= tol.atol) ||| compare: the relative part of the tolerance dropped
+c24 ||| unit ||| common/check.c ||| const double a = fabs((double)w[i]); ||| const double a = (double)w[i]; ||| absmax: signed maximum (a tolerance from term_max too small for negative weights)
+c25 ||| unit ||| common/cli.c ||| if (*n == max) { ||| if (*n == max + 1) { ||| --sizes: a 65th size written past the array
+c26 ||| unit ||| common/cli.c ||| if (!*optarg) { snprintf(err, errlen, "--csv: empty file name"); ||| if (0) { snprintf(err, errlen, "--csv: empty file name"); ||| --csv '' accepted
 t1 ||| golden ||| tools/tables.sh ||| lab, rtf[r] * 1000 / rgb[r], rtf[r] > pf ||| lab, rtf[r], rtf[r] * 1000 / rgb[r] > pf ||| roofline.dat: intensity and TFLOPS swapped
 t2 ||| golden ||| tools/tables.sh ||| bw = f[9] / (f[12] / 100) ||| bw = f[8] / (f[12] / 100) ||| ceilings.dat: the bandwidth ceiling computed from TFLOPS
 t3 ||| golden ||| tools/tables.sh ||| peak = f[8] / (f[12] / 100) ||| peak = f[9] / (f[12] / 100) ||| ceilings.dat: the compute peak computed from GB/s

@@ -123,6 +123,22 @@ static void test_cli(void) {
         TEST(parse("--rows x", &c, err, sizeof err, o) == KL_EXIT_USAGE && strcmp(err, "--rows: 'x' is not an integer") == 0,
              "cli: step option not an integer: %s", err);
     }
+    {   /* at most KL_MAX_SIZES sizes: 64 fit, 65 are refused */
+        static char list[KL_MAX_SIZES * 4 + 16];
+        char *p = list;
+        for (int i = 0; i < KL_MAX_SIZES; ++i) p += sprintf(p, "%s%d", i ? "," : "", i + 1);
+        int ok64 = kl_parse_sizes(list, c.sizes, KL_MAX_SIZES, &c.nsizes, err, sizeof err) == 0 &&
+                   c.nsizes == KL_MAX_SIZES && c.sizes[KL_MAX_SIZES - 1] == KL_MAX_SIZES;
+        sprintf(p, ",7");
+        TEST(ok64 && kl_parse_sizes(list, c.sizes, KL_MAX_SIZES, &c.nsizes, err, sizeof err) == KL_EXIT_USAGE &&
+             strstr(err, "more than 64 sizes"), "cli: %d sizes fit, one more is refused: %s", KL_MAX_SIZES, err);
+    }
+    {   /* an empty file name (argv as the shell passes --csv "") */
+        char a0[] = "prog", a1[] = "--csv", a2[] = "";
+        char *argv[] = {a0, a1, a2, NULL};
+        TEST(kl_parse_cli(3, argv, NULL, &c, err, sizeof err) == KL_EXIT_USAGE && strstr(err, "--csv: empty file name"),
+             "cli: --csv '' -> exit 2: %s", err);
+    }
     TEST(parse("--sizes 7,0", &c, err, sizeof err, NULL) == KL_EXIT_USAGE &&
          strcmp(err, "--sizes: 0 is out of range: it must be from 1 to 2147483647") == 0, "cli: a bad size in a list: %s", err);
 
@@ -205,6 +221,14 @@ static void test_compare(void) {
              "compare: the same error against a tolerance just under it fails at [2]");
     }
 
+    /* the relative part scales with |ref|: 0.5 off at 1000 is within rtol 1e-3, not 1e-4 */
+    {
+        const float r1[1] = {1000.0f}, o1[1] = {1000.5f};
+        const kl_tol rel3 = {0.0, 1e-3}, rel4 = {0.0, 1e-4};
+        TEST(kl_compare(o1, r1, 1, rel3, &r) == 0 && kl_compare(o1, r1, 1, rel4, &r) == 1,
+             "compare: rtol * |ref| is part of the tolerance");
+    }
+
     for (int i = 0; i < N; ++i) out[i] = NAN;
     TEST(kl_compare(out, ref, N, tol, &r) == N && r.nreported == KL_MAX_REPORTED,
          "compare: all-NaN output fails everywhere, first %d reported", KL_MAX_REPORTED);
@@ -218,6 +242,12 @@ static void test_tolerance(void) {
     const kl_tol h = kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), ldexp(1.0, -11));
     TEST(h.rtol > t1.rtol && h.atol > kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), 0.0).atol,
          "tolerance: fp16 output and fp16 weights widen it");
+}
+
+static void test_absmax(void) {
+    const float w[] = {0.5f, -3.0f, 2.0f, -0.25f};
+    TEST(kl_absmax(w, 4) == 3.0 && kl_absmax(w, 1) == 0.5 && kl_absmax(w, 0) == 0.0,
+         "absmax: the largest magnitude, a negative one too (term_max of the tolerances)");
 }
 
 static void test_cpu_reference(void) {
@@ -290,6 +320,7 @@ int main(void) {
     test_spot_check();
     test_compare();
     test_tolerance();
+    test_absmax();
     test_cpu_reference();
     test_csv();
     printf("1..%d\n", tests);   /* the plan, last: run_tests.sh counts the lines against it */
