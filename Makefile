@@ -7,6 +7,10 @@
 #                              architecture are added outside them)
 #   make test                  CPU tests always, GPU tests when a GPU is present
 #   make test TEST_STEPS="0 7" only those steps' tests
+#   make mutants               realistic bugs put in a scratch copy one at a time: does
+#                              the suite catch them? (tests/mutants.sh; survivors listed)
+#   tests/golden.sh --update   rewrite the golden tables and chart data that make test
+#                              compares whole, after a deliberate change to an output
 #   make read_floor            ./read_floor: the fastest one launch can read S bytes here
 #   make regs STEP=7 | sass STEP=7 | profile STEP=7 | sanitize STEP=7 | diff A=6 B=7
 #
@@ -47,7 +51,7 @@ LIB_OBJS  := $(patsubst common/%.c,build/%.o,$(LIB_C)) $(patsubst common/%.cu,bu
 LIB       := build/libkl.a
 HEADERS   := $(wildcard common/*.h)
 
-.PHONY: all test clean regs sass profile sanitize diff list FORCE
+.PHONY: all test mutants clean regs sass profile sanitize diff list FORCE
 .SECONDEXPANSION:
 
 all: $(STEP_BINS) read_floor
@@ -88,6 +92,10 @@ read_floor: tools/read_floor.cu $(LIB) $(HEADERS) build/flags/read_floor
 # Builds each step itself, so one broken step is a failed test, not a stopped run.
 test: $(LIB)
 	@TEST_STEPS="$(TEST_STEPS)" tests/run_tests.sh
+
+# Each mutant rebuilds only its own object of this library, in the scratch copy.
+mutants: $(LIB)
+	@tests/mutants.sh
 
 clean:
 	rm -rf build $(STEP_BINS) read_floor tests/bin tests/tmp

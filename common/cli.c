@@ -4,39 +4,39 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int kl_parse_positive(const char *flag, const char *s, long max, int *out,
-                      char *err, size_t errlen) {
+/* The one integer parser: every numeric option, the sizes list and the
+ * steps' own options come through here, so every such message has the same
+ * two forms ("'x' is not an integer", "V is out of range: it must be from
+ * MIN to MAX"), and a value past what strtoll holds is out of range too. */
+int kl_parse_int(const char *flag, const char *s, long long min, long long max, long long *out,
+                 char *err, size_t errlen) {
     char *end = NULL;
     errno = 0;
-    const long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE) {
+    const long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || (s[0] != '-' && s[0] != '+' && (s[0] < '0' || s[0] > '9'))) {
         snprintf(err, errlen, "%s: '%s' is not an integer", flag, s);
         return KL_EXIT_USAGE;
     }
-    if (v < 1) {
-        snprintf(err, errlen, "%s: %ld is not allowed, it must be at least 1", flag, v);
+    if (errno == ERANGE || v < min || v > max) {
+        snprintf(err, errlen, "%s: %s is out of range: it must be from %lld to %lld", flag, s, min, max);
         return KL_EXIT_USAGE;
     }
-    if (v > max) {
-        snprintf(err, errlen, "%s: %ld is too large (at most %ld)", flag, v, max);
-        return KL_EXIT_USAGE;
-    }
-    *out = (int)v;
+    *out = v;
     return 0;
 }
 
-static int parse_nonneg(const char *flag, const char *s, long max, int *out,
-                        char *err, size_t errlen) {
-    if (strcmp(s, "0") == 0) { *out = 0; return 0; }
-    if (s[0] == '-' && s[1] >= '0' && s[1] <= '9') {
-        snprintf(err, errlen, "%s: %s is not allowed, it must be 0 or more", flag, s);
-        return KL_EXIT_USAGE;
-    }
-    return kl_parse_positive(flag, s, max, out, err, errlen);
+/* An int-valued option: kl_parse_int within [min, max] (both within int). */
+static int parse_int_opt(const char *flag, const char *s, int min, int max, int *out,
+                         char *err, size_t errlen) {
+    long long v;
+    if (kl_parse_int(flag, s, min, max, &v, err, errlen)) return KL_EXIT_USAGE;
+    *out = (int)v;
+    return 0;
 }
 
 int kl_parse_sizes(const char *s, int *out, int max, int *n, char *err, size_t errlen) {
@@ -55,7 +55,12 @@ int kl_parse_sizes(const char *s, int *out, int max, int *n, char *err, size_t e
         }
         char item[32];
         if (len >= sizeof item) {
-            snprintf(err, errlen, "--sizes: '%.*s' is not an integer", (int)len, p);
+            /* longer than any integer in range: out of range if it is one at all */
+            const size_t digits = strspn(p + (*p == '-' || *p == '+'), "0123456789");
+            if (digits && digits + (*p == '-' || *p == '+') == len)
+                snprintf(err, errlen, "--sizes: %.*s is out of range: it must be from 1 to %ld", (int)len, p, KL_MAX_DIM);
+            else
+                snprintf(err, errlen, "--sizes: '%.*s' is not an integer", (int)len, p);
             return KL_EXIT_USAGE;
         }
         memcpy(item, p, len);
@@ -64,7 +69,7 @@ int kl_parse_sizes(const char *s, int *out, int max, int *n, char *err, size_t e
             snprintf(err, errlen, "--sizes: more than %d sizes", max);
             return KL_EXIT_USAGE;
         }
-        if (kl_parse_positive("--sizes", item, KL_MAX_DIM, &out[*n], err, errlen))
+        if (parse_int_opt("--sizes", item, 1, KL_MAX_DIM, &out[*n], err, errlen))
             return KL_EXIT_USAGE;
         ++*n;
         if (!comma) break;
@@ -130,24 +135,19 @@ int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
             if (kl_parse_sizes(optarg, cli->sizes, KL_MAX_SIZES, &cli->nsizes, err, errlen))
                 return KL_EXIT_USAGE;
             break;
-        case 'm': if (kl_parse_positive("-m", optarg, KL_MAX_DIM, &cli->m, err, errlen)) return KL_EXIT_USAGE; break;
-        case 'n': if (kl_parse_positive("-n", optarg, KL_MAX_DIM, &cli->n, err, errlen)) return KL_EXIT_USAGE; break;
-        case 'k': if (kl_parse_positive("-k", optarg, KL_MAX_DIM, &cli->k, err, errlen)) return KL_EXIT_USAGE; break;
-        case OPT_ITERS: if (kl_parse_positive("--iters", optarg, 1000000, &cli->iters, err, errlen)) return KL_EXIT_USAGE; break;
-        case OPT_WARMUP: if (parse_nonneg("--warmup", optarg, 10000, &cli->warmup, err, errlen)) return KL_EXIT_USAGE; break;
-        case OPT_BUDGET:
-            if (kl_parse_positive("--budget", optarg, 600000, &v, err, errlen)) return KL_EXIT_USAGE;
+        case 'm': if (parse_int_opt("-m", optarg, 1, KL_MAX_DIM, &cli->m, err, errlen)) return KL_EXIT_USAGE; break;
+        case 'n': if (parse_int_opt("-n", optarg, 1, KL_MAX_DIM, &cli->n, err, errlen)) return KL_EXIT_USAGE; break;
+        case 'k': if (parse_int_opt("-k", optarg, 1, KL_MAX_DIM, &cli->k, err, errlen)) return KL_EXIT_USAGE; break;
+        case OPT_ITERS: if (parse_int_opt("--iters", optarg, 1, KL_MAX_ITERS, &cli->iters, err, errlen)) return KL_EXIT_USAGE; break;
+        case OPT_WARMUP: if (parse_int_opt("--warmup", optarg, 0, KL_MAX_WARMUP, &cli->warmup, err, errlen)) return KL_EXIT_USAGE; break;
+        case OPT_BUDGET:   /* milliseconds, as the help says and timing.c reads them */
+            if (parse_int_opt("--budget", optarg, 1, KL_MAX_BUDGET_MS, &v, err, errlen)) return KL_EXIT_USAGE;
             cli->budget_ms = v;
             break;
         case OPT_SEED: {
-            char *end = NULL;
-            errno = 0;
-            const unsigned long long s = strtoull(optarg, &end, 10);
-            if (end == optarg || *end || errno || optarg[0] == '-') {
-                snprintf(err, errlen, "--seed: '%s' is not a non-negative integer", optarg);
-                return KL_EXIT_USAGE;
-            }
-            cli->seed = s;
+            long long s;
+            if (kl_parse_int("--seed", optarg, 0, LLONG_MAX, &s, err, errlen)) return KL_EXIT_USAGE;
+            cli->seed = (uint64_t)s;
             break;
         }
         case OPT_CSV:
@@ -155,7 +155,7 @@ int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
             cli->csv = optarg;
             break;
         case OPT_CHECK: cli->check_only = 1; break;
-        case OPT_DEVICE: if (parse_nonneg("--device", optarg, 1024, &cli->device, err, errlen)) return KL_EXIT_USAGE; break;
+        case OPT_DEVICE: if (parse_int_opt("--device", optarg, 0, KL_MAX_DEVICE, &cli->device, err, errlen)) return KL_EXIT_USAGE; break;
         case 'h': cli->help = 1; break;
         case ':':
             snprintf(err, errlen, "option '%s' needs a value", flag);
@@ -171,18 +171,7 @@ int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
                 const kl_opt *o = &opts[c - OPT_STEP0];
                 char name[64];
                 snprintf(name, sizeof name, "--%s", o->name);
-                char *end = NULL;
-                errno = 0;
-                const long x = strtol(optarg, &end, 10);
-                if (end == optarg || *end || errno) {
-                    snprintf(err, errlen, "%s: '%s' is not an integer", name, optarg);
-                    return KL_EXIT_USAGE;
-                }
-                if (x < o->min || x > o->max) {
-                    snprintf(err, errlen, "%s: %ld is out of range %d..%d", name, x, o->min, o->max);
-                    return KL_EXIT_USAGE;
-                }
-                *o->value = (int)x;
+                if (parse_int_opt(name, optarg, o->min, o->max, o->value, err, errlen)) return KL_EXIT_USAGE;
                 break;
             }
             snprintf(err, errlen, "unexpected option '%s'", flag);

@@ -14,6 +14,11 @@ extern "C" {
 
 #define KL_MAX_SIZES 64
 #define KL_MAX_DIM 2147483647L
+/* The other options' ranges (--help prints them). */
+#define KL_MAX_ITERS 1000000
+#define KL_MAX_WARMUP 10000
+#define KL_MAX_BUDGET_MS 600000   /* ten minutes per measurement */
+#define KL_MAX_DEVICE 1024
 
 typedef struct kl_cli {
     int sizes[KL_MAX_SIZES];
@@ -38,9 +43,10 @@ int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
 /* Parse "1024,2048": positive integers, no empty entries.  0 or KL_EXIT_USAGE. */
 int kl_parse_sizes(const char *s, int *out, int max, int *n, char *err, size_t errlen);
 
-/* Parse one positive integer <= max into *out (names the flag in err). */
-int kl_parse_positive(const char *flag, const char *s, long max, int *out,
-                      char *err, size_t errlen);
+/* Parse one integer in [min, max] into *out; else KL_EXIT_USAGE and one of the
+ * two messages every numeric option shares, naming the flag, in err. */
+int kl_parse_int(const char *flag, const char *s, long long min, long long max, long long *out,
+                 char *err, size_t errlen);
 
 void kl_print_usage(FILE *f, const char *prog, const kl_opt *opts);
 

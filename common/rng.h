@@ -1,8 +1,10 @@
 /*
- * rng.h - splitmix64, the one random generator of the harness, for host and
- * device code alike (counter-based: value n of a seed needs no other value,
+ * rng.h - splitmix64, the one random generator of the harness and its CPU
+ * tests, for host and device code alike: the inputs (device.cu, op_gemv.c),
+ * the points kl_spot_check picks (check.c), the tests' random values
+ * (tests/unit_*.c).  Counter-based: value n of a seed needs no other value,
  * so element i gets the same number whatever the launch shape, thread count
- * or GPU).
+ * or GPU.
  */
 #ifndef KL_RNG_H
 #define KL_RNG_H

@@ -11,9 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
+static int failures, tests;
 #define TEST(cond, ...)                                                         \
     do {                                                                        \
+        tests++;                                                                \
         if (cond) { printf("ok - "); printf(__VA_ARGS__); printf("\n"); }       \
         else { failures++; printf("not ok - "); printf(__VA_ARGS__);            \
                printf(": %s (line %d)\n", #cond, __LINE__); }                   \
@@ -34,31 +35,30 @@ static void test_cli(void) {
     kl_cli c;
     char err[256];
     TEST(parse("", &c, err, sizeof err, NULL) == 0 && c.nsizes == 0 && c.iters == 1000 && c.seed == 42 &&
-         c.warmup == 2 && !c.check_only && c.csv == NULL, "cli: defaults");
+         c.warmup == 2 && !c.check_only && c.csv == NULL && c.m == 0 && c.n == 0 && c.k == 0 && c.device == 0,
+         "cli: defaults");
     TEST(parse("--sizes 1024,4096,7", &c, err, sizeof err, NULL) == 0 && c.nsizes == 3 && c.sizes[0] == 1024 &&
          c.sizes[2] == 7, "cli: --sizes list");
-    TEST(parse("-m 1000 -n 7 -k 33 --check-only --iters 5 --warmup 0 --seed 9 --device 1 --csv x.csv", &c, err,
-               sizeof err, NULL) == 0 && c.m == 1000 && c.n == 7 && c.k == 33 && c.check_only && c.iters == 5 &&
+    TEST(parse("-m 1000 -n 7 -k 33 --check-only --iters 5 --warmup 0 --seed 9 --device 1 --csv x.csv --budget 7", &c, err,
+               sizeof err, NULL) == 0 && c.budget_ms == 7.0 && c.m == 1000 && c.n == 7 && c.k == 33 && c.check_only && c.iters == 5 &&
          c.warmup == 0 && c.seed == 9 && c.device == 1 && strcmp(c.csv, "x.csv") == 0, "cli: every flag");
     TEST(parse("--help", &c, err, sizeof err, NULL) == 0 && c.help, "cli: --help");
 
     struct { const char *args, *expect; } bad[] = {
-        {"--sizes 0", "at least 1"},
-        {"--sizes -5", "at least 1"},
-        {"--sizes abc", "not an integer"},
         {"--sizes 1024,,2048", "empty entry"},
         {"--sizes 1024,", "empty entry"},
         {"--sizes 12abc", "not an integer"},
-        {"--sizes 99999999999", "too large"},
-        {"-m 0", "at least 1"},
+        {"--sizes 1e3", "not an integer"},
+        {"--sizes 123456789012345678901234567890123", "out of range"},
+        {"--sizes abcdefghijklmnopqrstuvwxyzabcdefghij", "not an integer"},
         {"-k x", "not an integer"},
-        {"--iters 0", "at least 1"},
-        {"--seed -1", "non-negative"},
+        {"-m 1.5", "not an integer"},
+        {"--seed 0x10", "not an integer"},
+        {"--budget 2ms", "not an integer"},
         {"--bogus", "unknown option '--bogus'"},
         {"-x", "unknown option '-x'"},
         {"--sizes", "needs a value"},
         {"-m", "needs a value"},
-        {"--device -1", "0 or more"},
         {"stray", "unexpected argument"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
@@ -67,10 +67,85 @@ static void test_cli(void) {
              "cli: '%s' -> exit 2, one line: %s", bad[i].args, err);
     }
 
+    /* Every numeric option at 0, a negative value, one past its largest, far
+     * past what any integer type holds, and its smallest and largest: refused
+     * with the one range message, or accepted with the value where it belongs. */
+    struct { const char *flag; long long lo, hi; } rng[] = {
+        {"--sizes", 1, KL_MAX_DIM}, {"-m", 1, KL_MAX_DIM}, {"-n", 1, KL_MAX_DIM}, {"-k", 1, KL_MAX_DIM},
+        {"--iters", 1, KL_MAX_ITERS}, {"--warmup", 0, KL_MAX_WARMUP}, {"--budget", 1, KL_MAX_BUDGET_MS},
+        {"--seed", 0, 9223372036854775807LL}, {"--device", 0, KL_MAX_DEVICE},
+    };
+    for (size_t i = 0; i < sizeof rng / sizeof rng[0]; ++i) {
+        char line[160], want[128];
+        const long long tries[] = {0, -1, rng[i].hi + (rng[i].hi < 9223372036854775807LL), rng[i].lo, rng[i].hi};
+        for (int t = 0; t < 5; ++t) {
+            const long long v = tries[t];
+            const int refuse = v < rng[i].lo || v > rng[i].hi || (t == 2 && v == rng[i].hi);
+            if (t == 2 && v == rng[i].hi) snprintf(line, sizeof line, "%s 99999999999999999999", rng[i].flag);
+            else snprintf(line, sizeof line, "%s %lld", rng[i].flag, v);
+            const int rc = parse(line, &c, err, sizeof err, NULL);
+            if (refuse) {
+                snprintf(want, sizeof want, "%s: %s is out of range: it must be from %lld to %lld", rng[i].flag,
+                         strchr(line, ' ') + 1, rng[i].lo, rng[i].hi);
+                TEST(rc == KL_EXIT_USAGE && strcmp(err, want) == 0, "cli: '%s' -> exit 2: %s", line, err);
+                continue;
+            }
+            long long got = -2;
+            switch (rng[i].flag[1] == '-' ? rng[i].flag[2] : rng[i].flag[1]) {
+            case 's': got = rng[i].flag[3] == 'i' ? (c.nsizes == 1 ? c.sizes[0] : -3) : (long long)c.seed; break;
+            case 'm': got = c.m; break;
+            case 'n': got = c.n; break;
+            case 'k': got = c.k; break;
+            case 'i': got = c.iters; break;
+            case 'w': got = c.warmup; break;
+            case 'b': got = c.budget_ms == (double)(long long)c.budget_ms ? (long long)c.budget_ms : -4; break;
+            case 'd': got = c.device; break;
+            }
+            TEST(rc == 0 && got == v, "cli: '%s' accepted, the value arrives (%lld)%s", line, got, err);
+        }
+    }
+    /* --budget is milliseconds: what --budget 5 stores is 5 ms, as the timing reads it */
+    TEST(parse("--budget 5", &c, err, sizeof err, NULL) == 0 && c.budget_ms == 5.0 && c.iters == 1000,
+         "cli: --budget 5 is 5 ms (budget_ms %g), --iters untouched", c.budget_ms);
+    TEST(parse("", &c, err, sizeof err, NULL) == 0 && c.budget_ms == 200.0, "cli: --budget defaults to 200 ms");
+    /* the same message for every flag, one parser: a step option too */
+    {
+        int x = 0;
+        kl_opt o[KL_MAX_OPTS] = {{"rows", "rows per block", &x, 1, 8}};
+        TEST(parse("--rows 0", &c, err, sizeof err, o) == KL_EXIT_USAGE &&
+             strcmp(err, "--rows: 0 is out of range: it must be from 1 to 8") == 0, "cli: step option below range: %s", err);
+        TEST(parse("--rows -3", &c, err, sizeof err, o) == KL_EXIT_USAGE && strstr(err, "out of range"),
+             "cli: step option negative: %s", err);
+        TEST(parse("--rows 99999999999999999999", &c, err, sizeof err, o) == KL_EXIT_USAGE && strstr(err, "out of range"),
+             "cli: step option past any integer: %s", err);
+        TEST(parse("--rows 8", &c, err, sizeof err, o) == 0 && x == 8, "cli: step option's largest arrives");
+        TEST(parse("--rows 1", &c, err, sizeof err, o) == 0 && x == 1, "cli: step option's smallest arrives");
+        TEST(parse("--rows x", &c, err, sizeof err, o) == KL_EXIT_USAGE && strcmp(err, "--rows: 'x' is not an integer") == 0,
+             "cli: step option not an integer: %s", err);
+    }
+    {   /* at most KL_MAX_SIZES sizes: 64 fit, 65 are refused */
+        static char list[KL_MAX_SIZES * 4 + 16];
+        char *p = list;
+        for (int i = 0; i < KL_MAX_SIZES; ++i) p += sprintf(p, "%s%d", i ? "," : "", i + 1);
+        int ok64 = kl_parse_sizes(list, c.sizes, KL_MAX_SIZES, &c.nsizes, err, sizeof err) == 0 &&
+                   c.nsizes == KL_MAX_SIZES && c.sizes[KL_MAX_SIZES - 1] == KL_MAX_SIZES;
+        sprintf(p, ",7");
+        TEST(ok64 && kl_parse_sizes(list, c.sizes, KL_MAX_SIZES, &c.nsizes, err, sizeof err) == KL_EXIT_USAGE &&
+             strstr(err, "more than 64 sizes"), "cli: %d sizes fit, one more is refused: %s", KL_MAX_SIZES, err);
+    }
+    {   /* an empty file name (argv as the shell passes --csv "") */
+        char a0[] = "prog", a1[] = "--csv", a2[] = "";
+        char *argv[] = {a0, a1, a2, NULL};
+        TEST(kl_parse_cli(3, argv, NULL, &c, err, sizeof err) == KL_EXIT_USAGE && strstr(err, "--csv: empty file name"),
+             "cli: --csv '' -> exit 2: %s", err);
+    }
+    TEST(parse("--sizes 7,0", &c, err, sizeof err, NULL) == KL_EXIT_USAGE &&
+         strcmp(err, "--sizes: 0 is out of range: it must be from 1 to 2147483647") == 0, "cli: a bad size in a list: %s", err);
+
     int split = 0;
     kl_opt opts[KL_MAX_OPTS] = {{"split", "SplitK factor", &split, 0, 32}};
     TEST(parse("--split 8", &c, err, sizeof err, opts) == 0 && split == 8, "cli: step option parsed");
-    TEST(parse("--split 99", &c, err, sizeof err, opts) == KL_EXIT_USAGE && strstr(err, "out of range"),
+    TEST(parse("--split 99", &c, err, sizeof err, opts) == KL_EXIT_USAGE && strstr(err, "--split: 99 is out of range: it must be from 0 to 32"),
          "cli: step option range: %s", err);
     TEST(parse("--split", &c, err, sizeof err, opts) == KL_EXIT_USAGE && strstr(err, "needs a value"),
          "cli: step option without value: %s", err);
@@ -134,6 +209,26 @@ static void test_compare(void) {
     TEST(kl_compare(out, ref, N, tol, &r) == 1 && r.nonfinite == 1, "compare: Inf caught");
     out[500] = ref[500];
 
+    /* rel_err is ||out - ref||_2 / ||ref||_2: ref (1, 2, 2) has norm 3, out off by 0.75 in one
+     * element: 0.25 exactly (an L1 or max norm, or a missing square root, reads otherwise) */
+    {
+        const float r3[3] = {1, 2, 2}, o3[3] = {1, 2, 2.75f};
+        const kl_tol loose = {1.0, 0.0};
+        TEST(kl_compare(o3, r3, 3, loose, &r) == 0 && r.rel_err == 0.25 && r.max_abs_err == 0.75,
+             "compare: rel_err is the 2-norm ratio (0.25: %g), max |err| 0.75 (%g)", r.rel_err, r.max_abs_err);
+        const kl_tol tight = {0.74, 0.0};
+        TEST(kl_compare(o3, r3, 3, tight, &r) == 1 && r.first[0].index == 2,
+             "compare: the same error against a tolerance just under it fails at [2]");
+    }
+
+    /* the relative part scales with |ref|: 0.5 off at 1000 is within rtol 1e-3, not 1e-4 */
+    {
+        const float r1[1] = {1000.0f}, o1[1] = {1000.5f};
+        const kl_tol rel3 = {0.0, 1e-3}, rel4 = {0.0, 1e-4};
+        TEST(kl_compare(o1, r1, 1, rel3, &r) == 0 && kl_compare(o1, r1, 1, rel4, &r) == 1,
+             "compare: rtol * |ref| is part of the tolerance");
+    }
+
     for (int i = 0; i < N; ++i) out[i] = NAN;
     TEST(kl_compare(out, ref, N, tol, &r) == N && r.nreported == KL_MAX_REPORTED,
          "compare: all-NaN output fails everywhere, first %d reported", KL_MAX_REPORTED);
@@ -147,6 +242,12 @@ static void test_tolerance(void) {
     const kl_tol h = kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), ldexp(1.0, -11));
     TEST(h.rtol > t1.rtol && h.atol > kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), 0.0).atol,
          "tolerance: fp16 output and fp16 weights widen it");
+}
+
+static void test_absmax(void) {
+    const float w[] = {0.5f, -3.0f, 2.0f, -0.25f};
+    TEST(kl_absmax(w, 4) == 3.0 && kl_absmax(w, 1) == 0.5 && kl_absmax(w, 0) == 0.0,
+         "absmax: the largest magnitude, a negative one too (term_max of the tolerances)");
 }
 
 static void test_cpu_reference(void) {
@@ -211,6 +312,7 @@ static void test_rotations(void) {
 }
 
 int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a crash keeps the lines printed before it */
     test_rng();
     test_rotations();
     test_cli();
@@ -218,7 +320,9 @@ int main(void) {
     test_spot_check();
     test_compare();
     test_tolerance();
+    test_absmax();
     test_cpu_reference();
     test_csv();
+    printf("1..%d\n", tests);   /* the plan, last: run_tests.sh counts the lines against it */
     return failures ? 1 : 0;
 }

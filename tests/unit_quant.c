@@ -5,6 +5,7 @@
  * nonzero if any failed.
  */
 #include "quant.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -13,9 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
+static int failures, tests;
 
 static void report(int ok, const char *what, const char *fmt, ...) {
+    ++tests;
     if (ok) { printf("ok - %s\n", what); return; }
     ++failures;
     printf("not ok - %s: ", what);
@@ -26,10 +28,9 @@ static void report(int ok, const char *what, const char *fmt, ...) {
     printf("\n");
 }
 
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static float urand(float lo, float hi) {   /* xorshift64*, uniform [lo, hi) */
-    rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
-    const uint64_t v = rng * 0x2545F4914F6CDD1Dull;
+static uint64_t draws;
+static float urand(float lo, float hi) {   /* the harness's splitmix64 (rng.h), uniform [lo, hi) */
+    const uint64_t v = kl_splitmix64(0x243F6A8885A308D3ull, ++draws);
     return lo + (hi - lo) * (float)((v >> 40) * 0x1p-24);
 }
 
@@ -139,10 +140,7 @@ static void test_int8(int n, int k) {
     for (int c = 0; c < k; ++c) exact &= d[(size_t)1 * k + c] == 0.0f && d[c] == d[0];
     snprintf(what, sizeof what, "int8 %dx%d: zero row exact, constant row constant", n, k);
     report(exact, what, "row0[0]=%g row1[0]=%g", d[0], d[k]);
-    /* layout: q[r][c] = round(w/s + z) */
-    if (n <= 7 || k <= 3) { free(w); free(d); free(q); free(s); free(z); return; }
-    const float v = (q[(size_t)7 * k + 3] - kl_half_to_float(z[7])) * kl_half_to_float(s[7]);
-    report(v == d[(size_t)7 * k + 3], "int8: byte [r][c] is column c of row r", "%g vs %g", v, d[7 * k + 3]);
+    /* the layout, every byte, is test_int8_reference's */
     free(w); free(d); free(q); free(s); free(z);
 }
 
@@ -166,20 +164,7 @@ static void test_int4(int n, int k) {
     snprintf(what, sizeof what, "int4 %dx%d: round trip within half a step (worst %.3f)", n, k, worst);
     report(!bad, what, "%s", msg);
 
-    /* layout: byte j of a row = column 2j (bits 0-3) | column 2j+1 (bits 4-7) */
-    int lay = 0;
-    for (int r = 0; r < n && !lay; ++r)
-        for (int c = 0; c < k; ++c) {
-            const int g = c / KL_INT4_GROUP;
-            const float sv = kl_half_to_float(s[(size_t)r * ng + g]);
-            const float zv = kl_half_to_float(z[(size_t)r * ng + g]);
-            const int want = (int)lrintf(d[(size_t)r * k + c] / sv + zv);
-            const uint8_t byte = q[(size_t)r * rb + c / 2];
-            if ((c % 2 ? byte >> 4 : byte & 0xF) != want) { ++lay; break; }
-        }
-    if (k % 2) for (int r = 0; r < n; ++r) lay += q[(size_t)r * rb + rb - 1] >> 4 != 0;
-    snprintf(what, sizeof what, "int4 %dx%d: nibble order (even column low), odd-K padding 0", n, k);
-    report(!lay, what, "%d rows wrong", lay);
+    /* the nibble order and odd K's padding, every nibble from w itself, are test_int4_reference's */
 
     /* w4a16's order: nibble i of word w holds column 8w + order[i]; the tail
      * past the last whole word is untouched; and the way back is exact */
@@ -275,6 +260,127 @@ static void test_q4_0_layout(void) {
     report(same, "q4_0: grid values dequantize exactly", "");
 }
 
+/* ---- an independent reference: every byte of a small odd shape ---------------
+ * Written from the format in quant.h and the rule it states (asymmetric
+ * min/max over a range widened to include 0, the scale the (hi - lo) / qmax
+ * rounded up to fp16, the zero round(-lo / s), q = round(w / s + z) clamped;
+ * q4_0: d = m / -8 for m the value of largest magnitude, |d| rounded up to
+ * fp16, q = round(w / d) + 8 clamped), in double, with its own fp16 decoder,
+ * never calling quant.c.  Each stored scale, zero, byte and nibble is compared. */
+static double ref_half(uint16_t h) {   /* finite fp16 -> double */
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return h & 0x8000 ? -v : v;
+}
+static uint16_t ref_half_up(double x) {   /* the smallest positive fp16 >= x (saturating at 65504) */
+    uint16_t lo = 1, hi = 0x7BFF;
+    while (lo < hi) { const uint16_t mid = (uint16_t)((lo + hi) / 2); if (ref_half(mid) >= x) hi = mid; else lo = (uint16_t)(mid + 1); }
+    return lo;
+}
+/* Level of w under (s, z): the nearest, clamped; a tie within float rounding may go either way. */
+static int ref_level_ok(int q, double x, int qmax) {
+    const double r = nearbyint(x);
+    const int want = r < 0 ? 0 : r > qmax ? qmax : (int)r;
+    if (q == want) return 1;
+    return fabs(fabs(x - floor(x)) - 0.5) < 1e-4 && fabs(q - x) <= 0.5 + 1e-4;
+}
+static void ref_params(const float *w, int n, int qmax, uint16_t *s, int *z) {
+    double lo = 0, hi = 0;
+    for (int i = 0; i < n; ++i) { if (w[i] < lo) lo = w[i]; if (w[i] > hi) hi = w[i]; }
+    if (hi == lo) { *s = 0x3C00; *z = 0; return; }
+    *s = ref_half_up((double)(float)((float)(hi - lo) / (float)qmax));
+    const double zz = nearbyint(-lo / ref_half(*s));
+    *z = zz < 0 ? 0 : zz > qmax ? qmax : (int)zz;
+}
+
+static void test_int8_reference(int n, int k) {
+    float *w = malloc((size_t)n * k * 4);
+    uint8_t *q = malloc((size_t)n * k);
+    uint16_t *s = malloc(n * 2), *z = malloc(n * 2);
+    fill_rows(w, n, k);
+    memset(q, 0xAA, (size_t)n * k);
+    kl_quant_int8(w, k, 0, n, q, s, z);
+    int bad = 0, checked = 0; char msg[200] = "", what[96];
+    for (int r = 0; r < n; ++r) {
+        uint16_t rs; int rz;
+        ref_params(w + (size_t)r * k, k, 255, &rs, &rz);
+        if ((s[r] != rs || ref_half(z[r]) != rz) && !bad++)
+            snprintf(msg, sizeof msg, "row %d: scale 0x%04x zero %g, want 0x%04x %d", r, s[r], ref_half(z[r]), rs, rz);
+        for (int c = 0; c < k; ++c, ++checked) {
+            const double x = w[(size_t)r * k + c] / ref_half(rs) + rz;
+            if (!ref_level_ok(q[(size_t)r * k + c], x, 255) && !bad++)
+                snprintf(msg, sizeof msg, "byte [%d][%d] = %d, want %.3f rounded", r, c, q[(size_t)r * k + c], x);
+        }
+    }
+    snprintf(what, sizeof what, "int8 %dx%d: every scale, zero and byte [r][c] as the reference (%d)", n, k, checked);
+    report(!bad, what, "%s", msg);
+    free(w); free(q); free(s); free(z);
+}
+
+static void test_int4_reference(int n, int k) {
+    const size_t rb = kl_int4_row_bytes(k);
+    const int ng = kl_int4_groups(k);
+    float *w = malloc((size_t)n * k * 4);
+    uint8_t *q = malloc((size_t)n * rb);
+    uint16_t *s = malloc((size_t)n * ng * 2), *z = malloc((size_t)n * ng * 2);
+    fill_rows(w, n, k);
+    memset(q, 0xAA, (size_t)n * rb);
+    kl_quant_int4(w, k, 0, n, q, s, z);
+    int bad = 0, checked = 0; char msg[200] = "", what[112];
+    if (rb != (size_t)(k + 1) / 2 || ng != (k + 127) / 128) { bad++; snprintf(msg, sizeof msg, "row bytes %zu groups %d", rb, ng); }
+    for (int r = 0; r < n; ++r)
+        for (int g = 0; g < ng; ++g) {
+            const int c0 = 128 * g, c1 = c0 + 128 < k ? c0 + 128 : k;
+            uint16_t rs; int rz;
+            ref_params(w + (size_t)r * k + c0, c1 - c0, 15, &rs, &rz);
+            if ((s[(size_t)r * ng + g] != rs || ref_half(z[(size_t)r * ng + g]) != rz) && !bad++)
+                snprintf(msg, sizeof msg, "row %d group %d: scale 0x%04x zero %g, want 0x%04x %d", r, g,
+                         s[(size_t)r * ng + g], ref_half(z[(size_t)r * ng + g]), rs, rz);
+            for (int c = c0; c < c1; ++c, ++checked) {
+                const uint8_t byte = q[(size_t)r * rb + c / 2];
+                const int nib = c % 2 ? byte >> 4 : byte & 0xF;   /* quant.h: even column low */
+                const double x = w[(size_t)r * k + c] / ref_half(rs) + rz;
+                if (!ref_level_ok(nib, x, 15) && !bad++)
+                    snprintf(msg, sizeof msg, "row %d col %d: nibble %d, want %.3f rounded", r, c, nib, x);
+            }
+        }
+    if (k % 2)
+        for (int r = 0; r < n; ++r)
+            if (q[(size_t)r * rb + rb - 1] >> 4 && !bad++) snprintf(msg, sizeof msg, "row %d: odd K's padding nibble not 0", r);
+    snprintf(what, sizeof what, "int4 %dx%d: every scale, zero and nibble as the reference, padding 0 (%d)", n, k, checked);
+    report(!bad, what, "%s", msg);
+    free(w); free(q); free(s); free(z);
+}
+
+static void test_q4_0_reference(int n, int k) {
+    const int nb = k / 32;
+    float *w = malloc((size_t)n * k * 4);
+    kl_block_q4_0 *b = malloc((size_t)n * nb * sizeof *b);
+    fill_rows(w, n, k);
+    kl_quant_q4_0(w, k, 0, n, b);
+    int bad = 0, checked = 0; char msg[200] = "", what[96];
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < nb; ++i) {
+            const float *x = w + (size_t)r * k + 32 * i;
+            const unsigned char *raw = (const unsigned char *)&b[(size_t)r * nb + i];
+            double m = 0;
+            for (int j = 0; j < 32; ++j) if (fabs(x[j]) > fabs(m)) m = x[j];
+            const double d = m / -8;
+            const uint16_t rd = d == 0 ? 0 : (uint16_t)(ref_half_up(fabs(d)) | (d < 0 ? 0x8000 : 0));
+            const uint16_t gd = (uint16_t)(raw[0] | raw[1] << 8);   /* d first, little-endian */
+            if (gd != rd && !bad++) snprintf(msg, sizeof msg, "row %d block %d: d 0x%04x, want 0x%04x", r, i, gd, rd);
+            for (int c = 0; c < 32; ++c, ++checked) {
+                const int nib = c < 16 ? raw[2 + c] & 0xF : raw[2 + c - 16] >> 4;
+                const double v = rd ? x[c] / ref_half(rd) + 8 : 8;
+                if (!ref_level_ok(nib, v, 15) && !bad++)
+                    snprintf(msg, sizeof msg, "row %d col %d: nibble %d, want %.3f rounded", r, 32 * i + c, nib, v);
+            }
+        }
+    snprintf(what, sizeof what, "q4_0 %dx%d: every d and nibble as the reference (%d)", n, k, checked);
+    report(!bad, what, "%s", msg);
+    free(w); free(b);
+}
+
 /* The ops quantize model-sized matrices on every run: it must be quick. */
 static void test_speed(void) {
     const int n = 2048, k = 4096;                  /* 8M weights */
@@ -296,6 +402,7 @@ static void test_speed(void) {
 }
 
 int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a crash keeps the lines printed before it */
     test_half();
     test_int8(64, 1024);
     test_int8(9, 1001);     /* odd K */
@@ -308,6 +415,12 @@ int main(void) {
     test_q4_0(64, 1024);
     test_q4_0(9, 32);
     test_q4_0_layout();
+    test_int8_reference(7, 13);
+    test_int8_reference(9, 1001);
+    test_int4_reference(7, 13);
+    test_int4_reference(9, 259);   /* two whole groups and a partial one of 3 */
+    test_q4_0_reference(7, 96);
     test_speed();
+    printf("1..%d\n", tests);   /* the plan, last: run_tests.sh counts the lines against it */
     return failures ? 1 : 0;
 }

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# mutants.sh [--list] [ID...] - do the tests fail when the code is wrong?  Each
+# mutant below is a realistic bug (a looser tolerance, a wrong norm, swapped
+# columns, an option accepted out of range, a test that went blind), put into a
+# scratch copy of this working tree, one at a time; the part of the suite that
+# exercises the mutated file runs there; a mutant is caught when that part
+# reports a failure.  Survivors are listed; the last line is the score, and the
+# exit status is nonzero when under 90% are caught.  `make mutants` runs it.
+#
+#   tests/mutants.sh            every CPU mutant; the GPU ones too where a GPU is usable
+#   tests/mutants.sh c3 t1      only those
+#   tests/mutants.sh --list     the mutants, their suites and what they break
+#
+# Kept fast (a few minutes on two cores): libkl.a is built once in the scratch
+# copy, so a mutant rebuilds only its own object, and each suite is one of the
+# tests/cpu_*.sh files run alone (unit: the unit binaries; golden: whole tables,
+# chart data and a doc page against tests/fixtures/golden/; harness: the layering;
+# links: the docs' links; nognuplot: plots.sh without gnuplot).  A GPU mutant's
+# suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
+# the steps in MUTANT_GPU_STEPS (default "0 10 17").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+here=$PWD
+
+# ID ||| SUITES ||| FILE ||| FROM ||| TO ||| WHAT IT BREAKS
+# (literal text; FROM must occur in FILE; a mutant of several edits repeats its ID)
+mutants() { cat <<'EOF'
+c1 ||| unit ||| common/check.c ||| 8.0 * sqrt(kd) * w_eps ||| 8.0 * kd * w_eps ||| dot tolerance: 8 * K instead of 8 * sqrt(K) for in-kernel weight rounding (16x looser at K = 4096)
+c2 ||| unit ||| common/check.c ||| sqrt(num / den) : sqrt(num) ||| num / den : num ||| rel_err without the square root (a wrong norm)
+c3 ||| unit ||| common/check.c ||| if (!finite || !(d <= tol.atol + tol.rtol * fabs(e))) { ||| if (d > tol.atol + tol.rtol * fabs(e)) { ||| compare: a NaN output passes (d > tol is false for NaN)
+c4 ||| unit ||| common/check.c ||| if (!finite) r->nonfinite++; ||| ; ||| compare: NaN/Inf not counted
+c5 ||| unit ||| common/check.c ||| if (r->nonfinite) r->rel_err = NAN; ||| ; ||| compare: rel_err of an output with NaN is a number, not NaN
+c6 ||| unit ||| common/check.c ||| 0.5 * (s[n / 2 - 1] + s[n / 2]) ||| s[n / 2] ||| median of an even count: the upper middle value
+c7 ||| unit ||| common/check.c ||| if (fit <= lo) return lo; ||| if (fit <= lo) return (int)fit; ||| repeats: a slow kernel gets fewer than the minimum
+c8 ||| unit ||| common/check.c ||| for (int t = 0; t < 8 && !bad; ++t) { ||| for (int t = 0; t < 1 && !bad; ++t) { ||| spot check of cuBLAS: only the first corner
+c9 ||| unit ||| common/check.c ||| if (d > r->max_abs_err) r->max_abs_err = d; ||| ; ||| compare: max |err| never recorded
+c10 ||| unit ||| common/cli.c ||| parse_int_opt("-k", optarg, 1, ||| parse_int_opt("-k", optarg, 0, ||| -k 0 accepted
+c11 ||| unit ||| common/cli.c ||| cli->budget_ms = v; ||| cli->budget_ms = v / 1000.0; ||| --budget stored in seconds where milliseconds are read
+c12 ||| unit ||| common/cli.c ||| "--warmup", optarg, 0, ||| "--warmup", optarg, -1, ||| --warmup -1 accepted
+c13 ||| unit ||| common/cli.c ||| parse_int_opt(name, optarg, o->min, o->max, ||| parse_int_opt(name, optarg, INT_MIN, INT_MAX, ||| a step's own option not ranged
+c14 ||| unit ||| common/cli.c ||| if (errno == ERANGE || v < min || v > max) { ||| if (v < min || v > max) { ||| a number past what strtoll holds saturates and is accepted
+c15 ||| unit ||| common/cli.c ||| if (end == s || *end != '\0' || ||| if (end == s || ||| trailing garbage accepted (--budget 2ms)
+c16 ||| unit ||| common/cli.c ||| KL_MAX_DEVICE, &cli->device ||| INT_MAX, &cli->device ||| --device not bounded above
+c17 ||| unit ||| common/report.c ||| 100.0 * r->cublas_time_us / r->time_us ||| 100.0 * r->time_us / r->cublas_time_us ||| pct_cublas inverted
+c18 ||| unit ||| common/report.c ||| r->pass ? "PASS" : "FAIL", r->variant ||| "PASS", r->variant ||| the CSV says PASS for a failed row
+c19 ||| unit ||| common/quant.c ||| qr[c / 2] |= (uint8_t)(c % 2 ? v << 4 : v); ||| qr[c / 2] |= (uint8_t)(c % 2 ? v : v << 4); ||| int4: nibble order swapped in the quantizer ...
+c19 ||| unit ||| common/quant.c ||| const int v = c % 2 ? qr[c / 2] >> 4 : qr[c / 2] & 0xF; ||| const int v = c % 2 ? qr[c / 2] & 0xF : qr[c / 2] >> 4; ||| ... and the dequantizer alike (round trips still pass)
+c20 ||| unit ||| common/quant.c ||| clampi((int)lrintf(-lo / s), 0, qmax) ||| clampi((int)(-lo / s), 0, qmax) ||| int8/int4 zero point truncated instead of rounded
+c21 ||| unit ||| common/quant.c ||| half_round_up(fabsf(d)) ||| kl_float_to_half(fabsf(d)) ||| q4_0: |d| rounded to nearest, not up (the extreme can fall off the grid)
+c22 ||| unit ||| common/quant.c ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf; ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf + (c == k - 1 ? sf : 0.0f); ||| int8 dequantizer: the last column one step off
+c23 ||| unit ||| common/check.c ||| !(d <= tol.atol + tol.rtol * fabs(e)) ||| !(d <= tol.atol) ||| compare: the relative part of the tolerance dropped
+c24 ||| unit ||| common/check.c ||| const double a = fabs((double)w[i]); ||| const double a = (double)w[i]; ||| absmax: signed maximum (a tolerance from term_max too small for negative weights)
+c25 ||| unit ||| common/cli.c ||| if (*n == max) { ||| if (*n == max + 1) { ||| --sizes: a 65th size written past the array
+c26 ||| unit ||| common/cli.c ||| if (!*optarg) { snprintf(err, errlen, "--csv: empty file name"); ||| if (0) { snprintf(err, errlen, "--csv: empty file name"); ||| --csv '' accepted
+t1 ||| golden ||| tools/tables.sh ||| lab, rtf[r] * 1000 / rgb[r], rtf[r] > pf ||| lab, rtf[r], rtf[r] * 1000 / rgb[r] > pf ||| roofline.dat: intensity and TFLOPS swapped
+t2 ||| golden ||| tools/tables.sh ||| bw = f[9] / (f[12] / 100) ||| bw = f[8] / (f[12] / 100) ||| ceilings.dat: the bandwidth ceiling computed from TFLOPS
+t3 ||| golden ||| tools/tables.sh ||| peak = f[8] / (f[12] / 100) ||| peak = f[9] / (f[12] / 100) ||| ceilings.dat: the compute peak computed from GB/s
+t4 ||| golden ||| tools/tables.sh ||| cell = cell " (" f[11] "%)" ||| cell = cell " (" f[12] "%)" ||| summary.md: a cell shows % of the ceiling as % of cuBLAS
+t5 ||| golden ||| tools/tables.sh ||| work >= rwork[rk] ||| work <= rwork[rk] ||| roofline: each kernel at its smallest problem, not its largest
+t6 ||| golden ||| tools/tables.sh ||| if (f[14] != "PASS") cell = cell " **FAIL**" ||| if (0) cell = cell " **FAIL**" ||| summary.md: a failed row not marked
+t7 ||| golden ||| tools/tables.sh ||| rate = compute[p] ? f[8] : f[9] ||| rate = f[9] ||| summary.md: compute-bound parts in GB/s
+t8 ||| golden ||| tools/update_docs.sh ||| f[10], f[11], f[12], f[13], f[14] ||| f[10], f[12], f[11], f[13], f[14] ||| doc table: % of cuBLAS and % of the ceiling swapped
+t9 ||| golden ||| tools/update_docs.sh ||| keep != "" && !index(keep, "," $5 ",") { next } ||| 0 { next } ||| doc table: n= filter ignored
+t10 ||| golden ||| tools/update_docs.sh ||| 100 * floor / t, cb ||| 100 * t / floor, cb ||| floor table: the speed ratio inverted
+t11 ||| golden ||| tools/update_docs.sh ||| flops ? f[8] : f[9], f[10] ||| flops ? f[9] : f[8], f[10] ||| doc table: the throughput column in the other unit
+t12 ||| nognuplot ||| tools/plots.sh ||| Install it: sudo apt-get install gnuplot-nox (Debian/Ubuntu), ||| Install it: ||| plots.sh without gnuplot: no install hint for Debian/Ubuntu
+t13 ||| nognuplot ||| tools/plots.sh |||     exit 0 |||     exit 1 ||| plots.sh without gnuplot fails, so run_all.sh would stop before the tables
+s1 ||| links ||| tests/cpu_links.sh ||| for link in $(grep -o '](\([^)]*\))' "$f" ||| for link in $(grep -o '](\([^)#]*\))' "$f" ||| link check skips every link with a #fragment
+s2 ||| links ||| tests/cpu_links.sh ||| elif [[ $link == *#* && $target == *.md ]] && ! heading_anchors ||| elif false && ! heading_anchors ||| link check ignores what a #fragment names
+s3 ||| unit ||| tests/cpu_unit.sh ||| if [ -z "$plan" ]; then bad ||| if [ -z "$plan" ]; then ok ||| a unit binary that crashes loses its remaining tests silently
+s4 ||| harness ||| tests/cpu_harness.sh ||| check.o|cli.o|report.o|quant.o) echo 0 ;; util.o) echo 1 ;; ||| check.o|cli.o|report.o|quant.o|util.o) echo 0 ;; ||| layering: util.c back in the plain-C layer (a use between them unseen)
+s5 ||| nognuplot ||| tests/cpu_nognuplot.sh ||| PATH=$PWD/$tmp/nognuplot && ||| PATH=$PWD/$tmp/nognuplot:/usr/bin:/bin && ||| the no-gnuplot test runs where gnuplot is found
+s6 ||| golden ||| tests/golden.sh ||| elif diff -u "$gold/$b" "$f" ||| elif diff -u <(head -n 5 "$gold/$b") <(head -n 5 "$f") ||| golden files compared by their first lines only
+s7 ||| golden ||| tests/golden.sh ||| then { head -n1 "$f"; tail -n +2 "$f" | LC_ALL=C sort; } ||| then { head -n1 "$f"; tail -n +2 "$f" | cut -d' ' -f1 | LC_ALL=C sort; } ||| roofline.dat compared by its labels only
+g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
+g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
+g3 ||| gpu ||| common/op_sgemm.c |||         kl_poison(s->C, 4 * mn, str); ||| ; ||| sgemm: C not poisoned with NaN (an unwritten column keeps the right answer of a previous run)
+g4 ||| gpu ||| common/op_gemv.c |||     kl_poison(s->y, 2 * (size_t)n, str); ||| ; ||| gemv: y not poisoned
+g5 ||| gpu ||| common/op_gemm_bf16.c |||     kl_poison(s->C, 2 * mn, str); ||| ; ||| bf16 GEMM: C not poisoned
+g6 ||| gpu ||| common/engine.c ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
+EOF
+}
+
+list=0 only=()
+for a in "$@"; do
+    case $a in
+        --list) list=1 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "mutants.sh: unknown option '$a'" >&2; exit 2 ;;
+        *) only+=("$a") ;;
+    esac
+done
+declare -A SUITE WHAT NEDIT
+ids=()
+while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    id=${line%% ||| *}; rest=${line#* ||| }
+    suite=${rest%% ||| *}; rest=${rest#* ||| }
+    file=${rest%% ||| *}; rest=${rest#* ||| }
+    from=${rest%% ||| *}; rest=${rest#* ||| }
+    to=${rest%% ||| *}; what=${rest#* ||| }
+    if [ -z "${SUITE[$id]:-}" ]; then ids+=("$id"); SUITE[$id]=$suite; WHAT[$id]=$what; NEDIT[$id]=0
+    else WHAT[$id]="${WHAT[$id]} ${what}"; fi
+    n=${NEDIT[$id]}
+    declare -g "EDIT_${id}_${n}_FILE=$file" "EDIT_${id}_${n}_FROM=$from" "EDIT_${id}_${n}_TO=$to"
+    NEDIT[$id]=$((n + 1))
+done < <(mutants)
+if [ ${#only[@]} -gt 0 ]; then
+    for id in "${only[@]}"; do [ -n "${SUITE[$id]:-}" ] || { echo "mutants.sh: no mutant '$id' (--list names them)" >&2; exit 2; }; done
+    ids=("${only[@]}")
+fi
+if [ $list -eq 1 ]; then
+    for id in "${ids[@]}"; do
+        f=EDIT_${id}_0_FILE
+        printf '%-4s %-9s %-24s %s\n' "$id" "${SUITE[$id]}" "${!f}" "${WHAT[$id]}"
+    done
+    exit 0
+fi
+
+# ---- a scratch copy of the working tree (committed or not), libkl.a built once -----
+W=$(mktemp -d "${TMPDIR:-/tmp}/kl-mutants.XXXXXX"); trap 'rm -rf "$W"' EXIT
+mkdir -p "$W/base"
+git ls-files -z -co --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$W/base"
+[ -d build ] && cp -a build "$W/base/"   # objects newer than their sources: only a mutated one rebuilds
+if ! make -s -C "$W/base" build/libkl.a >"$W/lib.log" 2>&1; then echo "mutants.sh: libkl.a does not build: $(grep -m1 -i error "$W/lib.log")" >&2; exit 1; fi
+
+gpu=0
+if nvidia-smi -L >/dev/null 2>&1; then
+    make -s -C "$W/base" step0 >/dev/null 2>&1 && (cd "$W/base" && ./step0 --check-only --sizes 1 >/dev/null 2>&1) && gpu=1
+fi
+gpu_steps=${MUTANT_GPU_STEPS:-0 10 17}
+
+# run_suite DIR SUITE...: the suites' tests in DIR; prints their lines, then "FAILED n"
+run_suite() {
+    local dir=$1; shift
+    (
+        cd "$dir" || exit 1
+        pass=0 fail=0 skip=0
+        ok()   { pass=$((pass + 1)); echo "ok - $*"; }
+        bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
+        skp()  { skip=$((skip + 1)); echo "skip - $*"; }
+        check() {
+            local what=$1; shift
+            if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
+        }
+        expect_exit() {   # as run_tests.sh's: exit code, one line on stderr matching PATTERN
+            local code=$1 pat=$2; shift 2
+            "$@" >"$tmp/expect.out" 2>"$tmp/err"; local rc=$?
+            [ $rc -eq "$code" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$pat" "$tmp/err" && return 0
+            echo "    got exit $rc, stderr: $(head -c 300 "$tmp/err")"; return 1
+        }
+        tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
+        LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm"
+        CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
+        steps="" built="" gpu=$gpu
+        make -s build/libkl.a >"$tmp/lib.log" 2>&1 || bad "libkl.a builds: $(grep -m1 -i error "$tmp/lib.log")"
+        for s in "$@"; do
+            case $s in
+                unit) . tests/cpu_unit.sh ;;
+                golden) . tests/cpu_golden.sh ;;
+                harness) . tests/cpu_harness.sh ;;
+                links) . tests/cpu_links.sh ;;
+                nognuplot) . tests/cpu_nognuplot.sh ;;
+                gpu)
+                    for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    steps=$built
+                    found=0
+                    for t in tests/gpu_*.sh; do [ -e "$t" ] && { found=1; . "$t"; }; done
+                    [ $found -eq 1 ] || { echo "NOSUITE: no tests/gpu_*.sh here (the checks that must fail on a wrong kernel)"; exit 0; } ;;
+            esac
+        done
+        echo "FAILED $fail"
+    )
+}
+
+# The suites pass on the tree as it is, or no mutant's result means anything.
+declare -A used
+for id in "${ids[@]}"; do [ "${SUITE[$id]}" = gpu ] && [ $gpu -eq 0 ] && continue; used[${SUITE[$id]}]=1; done
+t0=$SECONDS
+for su in "${!used[@]}"; do
+    run_suite "$W/base" "$su" >"$W/base.$su.out" 2>&1
+    grep -q '^NOSUITE' "$W/base.$su.out" && continue
+    if ! grep -q '^FAILED 0$' "$W/base.$su.out"; then
+        echo "mutants.sh: the suite '$su' fails without any mutant; fix that first:"
+        grep '^not ok' "$W/base.$su.out" | head -n 10
+        exit 1
+    fi
+done
+echo "suites ${!used[*]} pass on the unmutated tree ($((SECONDS - t0)) s); $( [ $gpu -eq 1 ] && echo "GPU found: GPU mutants run on steps $gpu_steps" || echo "no usable GPU: GPU mutants listed, not run")"
+
+caught=() survived=() stale=() notrun=()
+for id in "${ids[@]}"; do
+    if [ "${SUITE[$id]}" = gpu ] && [ $gpu -eq 0 ]; then notrun+=("$id"); continue; fi
+    t1=$SECONDS
+    rm -rf "$W/work"; cp -a "$W/base" "$W/work"
+    applied=1
+    for ((n = 0; n < NEDIT[$id]; n++)); do
+        f=EDIT_${id}_${n}_FILE; fr=EDIT_${id}_${n}_FROM; to=EDIT_${id}_${n}_TO
+        file=$W/work/${!f}
+        # literal replacement of the first occurrence (no regex, no escapes): awk's index()
+        if ! FROM=${!fr} TO=${!to} awk 'BEGIN { RS = "^$"; ORS = "" }
+                { i = index($0, ENVIRON["FROM"]); if (!i) exit 1
+                  print substr($0, 1, i - 1) ENVIRON["TO"] substr($0, i + length(ENVIRON["FROM"])) }' \
+                "$file" >"$file.mut"; then applied=0; break; fi
+        cat "$file.mut" >"$file"; rm -f "$file.mut"; touch "$file"
+    done
+    if [ $applied -eq 0 ]; then
+        stale+=("$id"); printf '%-4s STALE     its text is no longer in %s: update the mutant\n' "$id" "${!f}"; continue
+    fi
+    run_suite "$W/work" "${SUITE[$id]}" >"$W/$id.out" 2>&1
+    if grep -q '^NOSUITE' "$W/$id.out"; then notrun+=("$id"); printf '%-4s not run   %s\n' "$id" "$(grep -m1 '^NOSUITE' "$W/$id.out")"; continue; fi
+    nf=$(sed -n 's/^FAILED //p' "$W/$id.out")
+    if [ "${nf:-0}" -gt 0 ] || [ -z "$nf" ]; then
+        caught+=("$id")
+        printf '%-4s caught    %-9s %3ss  %s\n      by: %s\n' "$id" "${SUITE[$id]}" "$((SECONDS - t1))" "${WHAT[$id]}" \
+            "$(grep -m1 '^not ok' "$W/$id.out" | cut -c1-150)"
+    else
+        survived+=("$id")
+        printf '%-4s SURVIVED  %-9s %3ss  %s\n' "$id" "${SUITE[$id]}" "$((SECONDS - t1))" "${WHAT[$id]}"
+    fi
+done
+
+echo
+[ ${#notrun[@]} -eq 0 ] || echo "GPU mutants not run here (no usable GPU, or no tests/gpu_*.sh): ${notrun[*]}"
+[ ${#stale[@]} -eq 0 ] || echo "stale (text not found, not counted): ${stale[*]}"
+if [ ${#survived[@]} -gt 0 ]; then
+    echo "survivors:"
+    for id in "${survived[@]}"; do echo "  $id: ${WHAT[$id]}"; done
+fi
+run=$(( ${#caught[@]} + ${#survived[@]} ))
+[ $run -gt 0 ] || { echo "no mutant ran"; exit 1; }
+pct=$(( 100 * ${#caught[@]} / run ))
+echo "mutants: ${#caught[@]} of $run caught ($pct%), ${#survived[@]} survived, ${#notrun[@]} GPU-only not run, ${#stale[@]} stale; $((SECONDS - t0)) s"
+[ $pct -ge 90 ] && [ ${#stale[@]} -eq 0 ]
