@@ -213,6 +213,7 @@ cp "$res"/step*.csv "$res"/step*.log "$res"/read_floor.log "$dest"/
 tools/tables.sh "$dest" "$dplt" >"$dest/summary.md"
 tools/plots.sh "$dplt"
 if [ "$slug" = "$REF_GPU" ]; then
-    tools/update_docs.sh "$dest" && echo "docs/ and README.md tables regenerated from $dest"
+    tools/update_docs.sh "$dest" || die 1 "--publish: tools/update_docs.sh failed (above); $dest/ is written, the docs are not"
+    echo "docs/ and README.md tables regenerated from $dest"
 fi
 echo "published: $dest/ and $dplt/ (review with git diff, then commit)"
