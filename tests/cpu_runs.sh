@@ -94,11 +94,11 @@ if scratch "$runs_tmp/pub" >"$runs_tmp/scratch2.log" 2>&1; then
     (cd "$r" && PATH=$fakes ./run_all.sh --steps 0-2 >"$runs_tmp/s.out" 2>&1); rc=$?
     check "run_all with a step that exits 3: skipped with its reason, exit 0" bash -c "
         [ $rc -eq 0 ] && grep -q '^- skipped v2: needs compute capability 9.0' $runs_tmp/s.out && ! grep -q FAILED $runs_tmp/s.out"
-    (cd "$r" && PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p1.out" 2>&1); rc=$?
+    (cd "$r" && env -u DEFS -u NVCCFLAGS -u ARCH PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p1.out" 2>&1); rc=$?
     check "run_all --publish with a skipped step: refused in one line, exit 1, nothing tracked changed" bash -c "
         [ $rc -eq 1 ] && tail -n1 $runs_tmp/p1.out | grep -q 'not published' && $(declare -f clean); clean $r"
     fake_step 2 0
-    (cd "$r" && PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p2.out" 2>&1); rc=$?
+    (cd "$r" && env -u DEFS -u NVCCFLAGS -u ARCH PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p2.out" 2>&1); rc=$?
     check "run_all --publish of a complete passing run: exit 0, results/h100-80gb-hbm3/ replaced by the run's CSVs" bash -c "
         [ $rc -eq 0 ] && grep -q '^published: ' $runs_tmp/p2.out && grep -q '999999' $ref/step0.csv &&
         cmp -s $ref/step5.csv $r/results/local/h100-80gb-hbm3/step5.csv"
@@ -141,7 +141,7 @@ fi
 # ---- the Makefile: ARCH, what it builds, inspection targets --------------------------------
 for stub in none0 none6; do
     check "make: nvidia-smi 'No devices were found' ($stub) -> ARCH sm_90, not sm_Nodeviceswerefound" bash -c "
-        PATH=$runs_tmp/$stub:\$PATH make -s -n step0 | grep -- ' -o step0 ' | grep -q -- '-arch=sm_90 '"
+        PATH=$runs_tmp/$stub:\$PATH env -u ARCH make -s -n step0 | grep -- ' -o step0 ' | grep -q -- '-arch=sm_90 '"
 done
 make -s -n ARCH=sm_75 all >"$runs_tmp/all75.n" 2>&1
 check "make -n ARCH=sm_75 all: builds v0-v15 (v9 and v15 among them), not v16-v24" bash -c "
