@@ -20,7 +20,7 @@
 # NVCCFLAGS or ARCH set. Otherwise it refuses in one line, exits non-zero and leaves
 # every tracked file as it was.
 #
-# A step that cannot run on this GPU (it exits 3: instructions of a newer GPU, more
+# A step that cannot run on this GPU (it exits 3: instructions this GPU lacks, more
 # shared memory than this one has) is reported as skipped with its reason, and so is a
 # step this GPU's architecture cannot build (make says why). Exit status: 0 when every
 # step that could run passed, 1 when one failed, 2 bad usage or a failed build, 3 when
