@@ -13,16 +13,21 @@
 #                              compares whole, after a deliberate change to an output
 #   make read_floor            ./read_floor: the fastest one launch can read S bytes here
 #   make regs STEP=7 | sass STEP=7 | profile STEP=7 | sanitize STEP=7 | diff A=6 B=7
+#   make skipped               the steps `make all` leaves out for this ARCH, and why
 #
 # A step whose source holds the line `// build: sm_90a` uses Hopper-only
 # instructions (wgmma, TMA, setmaxnreg): it is compiled for sm_90a whatever
 # ARCH is, with -gencode (the -arch=sm_90a shorthand may add a plain sm_90
-# pass that rejects wgmma).  docs/adding_a_step.md has the details.
+# pass that rejects wgmma).  A step whose source holds `// needs: sm_80 (why)`
+# cannot be compiled for an older ARCH.  `make all` builds what ARCH can run
+# and names the rest (tools/needs.awk); docs/adding_a_step.md has the details.
 
 NVCC      ?= nvcc
 CC        := gcc
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
-GPU_CC    := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' .')
+# GPU 0's compute capability, "9.0" -> 90; anything else nvidia-smi may print
+# ("No devices were found", an error) is no GPU.
+GPU_CC    := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | grep -m1 -E '^ *[0-9]+\.[0-9]+ *$$' | tr -d ' .')
 ARCH      ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 DEFS      ?=
 # Where the step folders are (the tests point it at fixtures).
@@ -44,6 +49,12 @@ step_flags = $(NVCCFLAGS) $(call arch_of,$(call step_src,$(1))) -Icommon $(DEFS)
 STEP_SRCS := $(sort $(wildcard $(STEPS)/v*_*/*.cu))
 STEP_NUMS := $(sort $(foreach d,$(wildcard $(STEPS)/v*_*),$(patsubst v%,%,$(firstword $(subst _, ,$(notdir $(d)))))))
 STEP_BINS := $(addprefix step,$(STEP_NUMS))
+# What each step needs (tools/needs.awk): "17:80 20:90a" for the steps ARCH
+# cannot build or run; `make all` leaves them out and says why.
+NEEDS      = awk -f tools/needs.awk -v arch='$(ARCH)'
+STEP_SKIP := $(shell $(NEEDS) $(STEP_SRCS) /dev/null)
+SKIP_NUMS := $(foreach x,$(STEP_SKIP),$(firstword $(subst :, ,$(x))))
+BUILD_BINS := $(addprefix step,$(filter-out $(SKIP_NUMS),$(STEP_NUMS)))
 
 LIB_C     := $(wildcard common/*.c)
 LIB_CU    := $(wildcard common/*.cu)
@@ -51,13 +62,21 @@ LIB_OBJS  := $(patsubst common/%.c,build/%.o,$(LIB_C)) $(patsubst common/%.cu,bu
 LIB       := build/libkl.a
 HEADERS   := $(wildcard common/*.h)
 
-.PHONY: all test mutants clean regs sass profile sanitize diff list FORCE
+# `make stepN` for a step that ARCH cannot compile: one line, before anything is built.
+$(foreach g,$(filter step%,$(MAKECMDGOALS)),$(if $(filter $(patsubst step%,%,$(g)):%,$(filter-out %a,$(STEP_SKIP))),\
+    $(error $(shell $(NEEDS) -v mode=check $(call step_src,$(patsubst step%,%,$(g))) 2>&1))))
+
+.PHONY: all test mutants clean regs sass profile sanitize diff list skipped FORCE
 .SECONDEXPANSION:
 
-all: $(STEP_BINS) read_floor
+all: $(BUILD_BINS) read_floor
+	@$(NEEDS) -v mode=why $(STEP_SRCS) /dev/null | sed 's/^\([0-9]*\)	/skipped step\1: /'
 
 list:
 	@echo $(STEP_BINS)
+# One line per step `make all` leaves out: its number, a tab, why (run_all.sh reads it).
+skipped:
+	@$(NEEDS) -v mode=why $(STEP_SRCS) /dev/null
 
 # Flag stamps: build/flags/X holds the flags X was last built with, and is
 # rewritten only when they change.  A binary depends on its stamp, so a build
@@ -83,6 +102,7 @@ $(LIB): $(LIB_OBJS)
 
 step%: $$(call step_src,$$*) $(LIB) $(HEADERS) build/flags/step%
 	@test -n "$(filter %.cu,$^)" || { echo "no step $*: $(STEPS)/v$*_*/ does not exist (have: $(STEP_NUMS))"; exit 2; }
+	@$(NEEDS) -v mode=check $(filter %.cu,$^)
 	$(NVCC) $(call step_flags,$*) -o $@ $(filter %.cu,$^) $(LIB) $(LDLIBS)
 
 # The fastest one launch can read S bytes here (tools/read_floor.cu; run_all.sh runs it).
@@ -101,22 +121,48 @@ clean:
 	rm -rf build $(STEP_BINS) read_floor tests/bin tests/tmp
 
 # ---- inspection ---------------------------------------------------------
+# Each fails with one line saying what to do: no such step, a compile error,
+# a missing or failing tool.
 STEP ?= 0
 STEP_SRC = $(call step_src,$(STEP))
 NCU_FLAGS ?= --clock-control none --set full
 SAN_ARGS  ?= -m 67 -n 45 -k 33 --check-only
+CUOBJDUMP ?= cuobjdump
+NCU       ?= ncu
+SANITIZER ?= compute-sanitizer
+# The step a target inspects must exist (checked before anything is built).
+ifneq ($(filter regs sass profile sanitize,$(MAKECMDGOALS)),)
+ifeq ($(STEP_SRC),)
+$(error no step $(STEP): $(STEPS)/v$(STEP)_*/ does not exist (have: $(STEP_NUMS)); use STEP=N)
+endif
+endif
+ifneq ($(filter diff,$(MAKECMDGOALS)),)
+ifeq ($(and $(A),$(B)),)
+$(error make diff needs two steps: make diff A=6 B=7)
+endif
+$(foreach x,$(A) $(B),$(if $(call step_src,$(x)),,$(error no step $(x): $(STEPS)/v$(x)_*/ does not exist (have: $(STEP_NUMS)))))
+endif
+# tool_missing TOOL, TARGET: one line and exit 2 when TOOL is not on the PATH.
+tool_missing = command -v $(1) >/dev/null || { echo "make $(2): $(1) not found: it ships with the CUDA toolkit; put its bin/ on the PATH or name it: make $(2) $(3)=/path/to/it"; exit 2; }
 
 regs:
-	$(NVCC) $(call step_flags,$(STEP)) -Xptxas -v -c $(STEP_SRC) -o /dev/null 2>&1 | grep -E "Compiling|registers|spill|smem" || true
+	@mkdir -p build
+	@$(NEEDS) -v mode=check $(STEP_SRC)
+	@$(NVCC) $(call step_flags,$(STEP)) -Xptxas -v -c $(STEP_SRC) -o /dev/null >build/regs.log 2>&1 || \
+	{ grep -i -m5 error build/regs.log; echo "make regs: step$(STEP) did not compile$(if $(DEFS), with DEFS=$(DEFS)) (errors above): fix them$(if $(DEFS), or change DEFS)"; exit 1; }
+	@grep -E "Compiling|registers|spill|smem" build/regs.log
 sass: step$(STEP)
-	@command -v cuobjdump >/dev/null || { echo "skip: cuobjdump not found (it ships with the CUDA toolkit)"; exit 0; }; \
-	cuobjdump -sass ./step$(STEP) | grep -v -E "^\s*$$" | less -FRX
+	@$(call tool_missing,$(CUOBJDUMP),sass,CUOBJDUMP)
+	@$(CUOBJDUMP) -sass ./step$(STEP) >build/step$(STEP).sass 2>build/sass.err || \
+	{ echo "make sass: '$(CUOBJDUMP) -sass ./step$(STEP)' failed (exit $$?)$$(head -n1 build/sass.err | sed 's/^/: /'); check that it is the CUDA toolkit's cuobjdump, then rebuild: make clean step$(STEP)"; exit 1; }
+	@grep -v -E "^\s*$$" build/step$(STEP).sass | if command -v less >/dev/null; then less -FRX; else cat; fi
 profile: step$(STEP)
-	@command -v ncu >/dev/null || { echo "skip: ncu (Nsight Compute) not found; install it from the CUDA toolkit"; exit 0; }; \
-	ncu $(NCU_FLAGS) --kernel-name regex:'^(?!kl_)' ./step$(STEP) --sizes 4096 --iters 1 --warmup 1 --check-only
+	@$(call tool_missing,$(NCU),profile,NCU)
+	$(NCU) $(NCU_FLAGS) --kernel-name regex:'^(?!kl_)' ./step$(STEP) --sizes 4096 --iters 1 --warmup 1 --check-only
 sanitize: step$(STEP)
-	@command -v compute-sanitizer >/dev/null || { echo "skip: compute-sanitizer not found"; exit 0; }; \
-	compute-sanitizer --tool memcheck --error-exitcode 1 ./step$(STEP) $(SAN_ARGS) && \
-	compute-sanitizer --tool racecheck --error-exitcode 1 ./step$(STEP) $(SAN_ARGS)
+	@$(call tool_missing,$(SANITIZER),sanitize,SANITIZER)
+	$(SANITIZER) --tool memcheck --error-exitcode 1 ./step$(STEP) $(SAN_ARGS) && \
+	$(SANITIZER) --tool racecheck --error-exitcode 1 ./step$(STEP) $(SAN_ARGS)
+# diff exits 1 when the files differ, which is the point; 2 is trouble.
 diff:
-	@diff -u $(wildcard steps/v$(A)_*/*.cu) $(wildcard steps/v$(B)_*/*.cu) || true
+	@diff -u $(call step_src,$(A)) $(call step_src,$(B)); test $$? -le 1

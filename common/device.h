@@ -54,6 +54,15 @@ const char *kl_prog(void);
 /* Checks that `device` exists (one line and exit code 3 or 2 if not), selects
  * it, fills prop and env (all but cublas and seed) and creates env->stream. */
 int kl_open_device(int device, kl_env *env, struct cudaDeviceProp *prop);
+/* What the harness knows of a GPU when it decides whether a step can run. */
+typedef struct kl_gpu_caps {
+    const char *name;          /* "NVIDIA H100 80GB HBM3" */
+    int cc;                    /* 90 for compute capability 9.0 */
+    size_t smem_optin;         /* shared memory a block may have (cudaDevAttrMaxSharedMemoryPerBlockOptin) */
+} kl_gpu_caps;
+/* 0 if `gpu` can run `step` (its min_cc, only_cc and smem_per_block); else
+ * KL_EXIT_NO_GPU with one line in msg naming the need and what gpu has. */
+int kl_gpu_refuses(const kl_step *step, const kl_gpu_caps *gpu, char *msg, size_t len);
 void *kl_dmalloc(size_t bytes);                    /* cudaMalloc or exit 3 */
 void *kl_hmalloc(size_t bytes);                    /* malloc or exit 2 */
 void kl_copy_to_host(void *h, const void *d, size_t bytes);

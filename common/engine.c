@@ -145,19 +145,12 @@ static int check_memory(const engine *e) {
 static int open_gpu(engine *e) {
     const int rc = kl_open_device(e->cli.device, &e->env, &e->prop);
     if (rc) return rc;
-    const int min_cc = e->step->min_cc;
     e->env.seed = e->cli.seed;
     CUDA_CHECK(cudaDeviceGetAttribute(&e->clock_khz, cudaDevAttrClockRate, e->cli.device));
-    if (min_cc && e->env.cc < min_cc) {
-        fprintf(stderr, "%s: needs compute capability %d.%d or newer; %s is %d.%d\n", kl_prog(),
-                min_cc / 10, min_cc % 10, e->prop.name, e->prop.major, e->prop.minor);
-        return KL_EXIT_NO_GPU;
-    }
-    const int only_cc = e->step->only_cc;
-    if (only_cc && e->env.cc != only_cc) {
-        fprintf(stderr, "%s: uses instructions of sm_%da only (compute capability %d.%d, e.g. an H100); %s is "
-                        "%d.%d: run the steps before it instead\n", kl_prog(), only_cc, only_cc / 10, only_cc % 10,
-                e->prop.name, e->prop.major, e->prop.minor);
+    char why[512];
+    const kl_gpu_caps caps = {e->prop.name, e->env.cc, e->prop.sharedMemPerBlockOptin};
+    if (kl_gpu_refuses(e->step, &caps, why, sizeof why)) {
+        fprintf(stderr, "%s: %s\n", kl_prog(), why);
         return KL_EXIT_NO_GPU;
     }
     CUBLAS_CHECK(cublasCreate(&e->env.cublas));

@@ -132,8 +132,14 @@ typedef struct kl_opt {
 typedef struct kl_step {
     int number;                   /* 7 for step7 */
     const char *title;            /* one line: what this step changes */
+    /* What the step needs of the GPU; the harness checks before anything runs
+     * and exits 3 with one line naming the need and what this GPU has.  The
+     * source says the same to make in a line of its own (`// needs: sm_80
+     * (why)` or `// build: sm_90a`, docs/adding_a_step.md). */
     int min_cc;                   /* lowest compute capability, e.g. 80; 0: any */
     int only_cc;                  /* nonzero: this compute capability only (90: sm_90a code) */
+    size_t smem_per_block;        /* most shared memory one block asks for, bytes; 0: within
+                                     the 48 KB every GPU gives without asking */
     /* Optional: return 0 if the step can compute p, else write why (one line,
      * with what to do instead) into msg and return nonzero: exit 2. */
     int (*accepts)(const kl_problem *p, char *msg, size_t len);

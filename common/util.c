@@ -1,8 +1,8 @@
 /*
  * util.c - the small host utilities every part of the harness uses: the
  * program's name in messages, CUDA errors with a hint, allocation that exits
- * with a clear message, opening the device, and the spot check of a cuBLAS
- * reference that exits when it disagrees.
+ * with a clear message, opening the device, whether a GPU can run a step,
+ * and the spot check of a cuBLAS reference that exits when it disagrees.
  */
 #include "device.h"
 #include "check.h"
@@ -79,6 +79,28 @@ int kl_open_device(int device, kl_env *env, struct cudaDeviceProp *prop) {
     env->cc = prop->major * 10 + prop->minor;
     env->l2_bytes = (size_t)prop->l2CacheSize;
     CUDA_CHECK(cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking));
+    return 0;
+}
+
+int kl_gpu_refuses(const kl_step *step, const kl_gpu_caps *gpu, char *msg, size_t len) {
+    const int cc = gpu->cc;
+    if (step->only_cc && cc != step->only_cc) {
+        snprintf(msg, len, "uses instructions of sm_%da, which run on compute capability %d.%d only (e.g. an H100); "
+                           "%s is %d.%d: run the steps before it instead", step->only_cc, step->only_cc / 10,
+                 step->only_cc % 10, gpu->name, cc / 10, cc % 10);
+        return KL_EXIT_NO_GPU;
+    }
+    if (step->min_cc && cc < step->min_cc) {
+        snprintf(msg, len, "needs compute capability %d.%d or newer; %s is %d.%d", step->min_cc / 10,
+                 step->min_cc % 10, gpu->name, cc / 10, cc % 10);
+        return KL_EXIT_NO_GPU;
+    }
+    if (step->smem_per_block > gpu->smem_optin) {
+        snprintf(msg, len, "needs %zu bytes (%.1f KiB) of shared memory per block; %s (compute capability %d.%d) "
+                           "allows %zu (%.1f KiB)", step->smem_per_block, step->smem_per_block / 1024.0, gpu->name,
+                 cc / 10, cc % 10, gpu->smem_optin, gpu->smem_optin / 1024.0);
+        return KL_EXIT_NO_GPU;
+    }
     return 0;
 }
 

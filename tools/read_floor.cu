@@ -39,19 +39,19 @@ static int usage(const char *msg, const char *arg) {
     return KL_EXIT_USAGE;
 }
 
+/* "35.7,151" -> mb[]; 1 on anything else, an empty entry included ("1,,2",
+ * ",1", "1,"): strtok would skip it, so entries are cut at each comma here. */
 static int parse_mb(const char *list, double *mb, int *n) {
-    char buf[1024];
-    if (strlen(list) >= sizeof buf) return 1;
-    strcpy(buf, list);
     *n = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (const char *t = list;; ++t) {
         char *end = NULL;
         errno = 0;
         const double v = strtod(t, &end);
-        if (errno || end == t || *end || !(v >= 0.1 && v <= 16384.0) || *n == MAX_SIZES) return 1;
+        if (errno || end == t || (*end && *end != ',') || !(v >= 0.1 && v <= 16384.0) || *n == MAX_SIZES) return 1;
         mb[(*n)++] = v;
+        if (!*end) return 0;
+        t = end;
     }
-    return *n == 0;
 }
 
 typedef struct empty_launch { float *sink; cudaStream_t s; } empty_launch;

@@ -9,35 +9,52 @@
 # ARGS to the program.  Each cell: throughput (TFLOPS or GB/s) and % of cuBLAS
 # (or the time in us with -t).  The Makefile records the flags of each build,
 # so every setting rebuilds, and so does the next plain `make stepN`.
+# Exit status: 0 when every setting built and ran, 1 when one did not (its row
+# says why), 2 bad usage, 3 no usable GPU (nothing is built then).
 set -euo pipefail
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit "${1:-0}"; }
+bad_usage() { echo "sweep.sh: $1 (see tools/sweep.sh --help)" >&2; exit 2; }
 step="" sizes="" args="" metric=rate
 while [ $# -gt 0 ]; do   # by hand: settings start with -D, which getopts would take
     case $1 in
-        -s) step=$2; shift 2 ;; -z) sizes=$2; shift 2 ;; -a) args=$2; shift 2 ;;
+        -s|-z|-a) [ $# -ge 2 ] || bad_usage "$1 needs a value"
+                  case $1 in -s) step=$2 ;; -z) sizes=$2 ;; -a) args=$2 ;; esac; shift 2 ;;
         -t) metric=time; shift ;; -h|--help) usage 0 ;; --) shift; break ;; *) break ;;
     esac
 done
-[ -n "$step" ] && [ $# -gt 0 ] || { echo "sweep.sh: need -s STEP and at least one setting (see -h)" >&2; exit 2; }
+[ -n "$step" ] && [ $# -gt 0 ] || bad_usage "need -s STEP and at least one setting"
+[[ $step =~ ^[0-9]+$ ]] || bad_usage "-s wants a step number, not '$step'"
 cd "$(dirname "$0")/.."
+# No GPU behind nvidia-smi ("No devices were found" included): say so before building anything.
+smi=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1) || smi=""
+case $smi in "" | *"No devices"* | *"has failed"*) echo "sweep.sh: no NVIDIA GPU found (nvidia-smi shows none): nothing to time" >&2; exit 3 ;; esac
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-i=0
+i=0 nfail=0
 for setting in "$@"; do
     defs=${setting%%|*}; run=""; [[ $setting == *"|"* ]] && run=${setting#*|}
     # a "|" inside a markdown cell would split the table: label as "DEFS; args: ARGS"
     label=$defs; [ -n "$run" ] && label="${defs:+$defs; }args: $run"; [ -n "$label" ] || label="defaults"
     if ! make -s "step$step" DEFS="$defs" >"$tmp/build$i.log" 2>&1; then
         echo "| \`$label\` | build failed: $(grep -m1 -i error "$tmp/build$i.log" | cut -c1-80) |" >>"$tmp/rows"
-        i=$((i + 1)); continue
+        i=$((i + 1)) nfail=$((nfail + 1)); continue
     fi
+    rc=0
     # shellcheck disable=SC2086
-    "./step$step" ${sizes:+--sizes $sizes} $args $run --csv "$tmp/r$i.csv" >"$tmp/run$i.log" 2>&1 || true
+    "./step$step" ${sizes:+--sizes $sizes} $args $run --csv "$tmp/r$i.csv" >"$tmp/run$i.log" 2>&1 || rc=$?
+    if [ $rc -eq 3 ]; then   # the GPU cannot run this step: every other setting would say the same
+        echo "sweep.sh: step$step cannot run here: $(grep -v '^[[:space:]]*$' "$tmp/run$i.log" | tail -n1)" >&2; exit 3
+    fi
+    if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then   # 1: wrong results, which its cells show as FAIL
+        echo "| \`$label\` | run failed (exit $rc): $(grep -v '^[[:space:]]*$' "$tmp/run$i.log" | tail -n1 | cut -c1-100) |" >>"$tmp/rows"
+        rm -f "$tmp/r$i.csv"; i=$((i + 1)) nfail=$((nfail + 1)); continue
+    fi
+    [ $rc -eq 0 ] || nfail=$((nfail + 1))
     echo "$label" >"$tmp/name$i"
     i=$((i + 1))
 done
 # header from the first CSV that has rows
 first=$(ls "$tmp"/r*.csv 2>/dev/null | head -n1 || true)
-[ -n "$first" ] || { echo "sweep.sh: no setting produced results"; cat "$tmp"/run*.log "$tmp"/build*.log 2>/dev/null | tail -n 20; exit 1; }
+[ -n "$first" ] || { cat "$tmp"/run*.log "$tmp"/build*.log 2>/dev/null | tail -n 20; [ -f "$tmp/rows" ] && cat "$tmp/rows"; echo "sweep.sh: no setting produced results" >&2; exit 1; }
 awk -F, 'NR > 1 { printf "| %sx%sx%s%s ", $4, $5, $6, ($15 != "" ? " " $15 : "") } END { print "|" }' "$first" | sed 's/^/| setting /' >"$tmp/head"
 cat "$tmp/head"
 awk -F'|' '{ printf "|---"; for (i = 3; i < NF; i++) printf "|---"; print "|" }' "$tmp/head"
@@ -55,4 +72,4 @@ for ((j = 0; j < i; j++)); do
         END { printf "| `%s` %s|\n", name, line }' "$tmp/r$j.csv"
 done
 [ -f "$tmp/rows" ] && cat "$tmp/rows"
-exit 0
+[ $nfail -eq 0 ] || { echo "sweep.sh: $nfail of $i settings failed (see their rows)" >&2; exit 1; }

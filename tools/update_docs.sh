@@ -26,7 +26,15 @@
 #       step N (M = 1, that variant) at each N x K against the fastest single
 #       launch that reads MB megabytes (RESULTS_DIR/read_floor.log)
 set -euo pipefail
-res=${1:?usage: tools/update_docs.sh RESULTS_DIR [FILES...]}
+# A wrong argument must change nothing: a missing or empty RESULTS_DIR would blank every table.
+usage="usage: tools/update_docs.sh RESULTS_DIR [FILES...]: RESULTS_DIR holds stepN.csv (results/h100-80gb-hbm3)"
+res=${1:-}
+case $res in
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; echo "$usage (nothing changed)"; exit 2 ;;
+    "" | -*) echo "$usage" >&2; exit 2 ;;
+esac
+[ -d "$res" ] || { echo "update_docs.sh: no results folder '$res': nothing changed ($usage)" >&2; exit 2; }
+compgen -G "$res/step*.csv" >/dev/null || { echo "update_docs.sh: no step*.csv in '$res': nothing changed" >&2; exit 1; }
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"

@@ -35,20 +35,30 @@ shapes=(
 )
 
 if [ "$mode" = run ]; then
-    [ -x ./step16 ] || make -s step16
+    make -s step16   # the default build: a binary left by a -D sweep is rebuilt (the Makefile's flag stamps)
     tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+    runs=0 failed=0
     for sh in "${shapes[@]}"; do
         set -- $sh; n=$1; k=$2; shift 2
         [ -z "${SHAPES:-}" ] || [[ " $SHAPES " == *" ${n}x${k} "* ]] || continue
         for s in "$@"; do
             s=$(( s * ${S_MULT:-1} )); [ "$s" -le 32 ] || continue
-            ./step16 -n "$n" -k "$k" --split "$s" --iters 50 --csv "$tmp/r.csv" >"$tmp/log" 2>&1 \
-                || { echo "sweep: -n $n -k $k --split $s failed:" >&2; tail -n 5 "$tmp/log" >&2; continue; }
+            runs=$((runs + 1)) rc=0
+            ./step16 -n "$n" -k "$k" --split "$s" --iters 50 --csv "$tmp/r.csv" >"$tmp/log" 2>&1 || rc=$?
+            if [ $rc -eq 3 ]; then   # this GPU cannot run step16 at all: the other runs would say the same
+                echo "sweep_split.sh: step16 cannot run here: $(grep -v '^[[:space:]]*$' "$tmp/log" | tail -n1)" >&2; exit 3
+            elif [ $rc -ne 0 ]; then
+                failed=$((failed + 1))
+                echo "sweep: -n $n -k $k --split $s failed (exit $rc):" >&2; tail -n 5 "$tmp/log" >&2; continue
+            fi
             [ -s "$raw" ] || echo "$(head -n1 "$tmp/r.csv"),split" >"$raw"
             tail -n +2 "$tmp/r.csv" | sed "s/\$/,$s/" >>"$raw"
             echo "sweep: -n $n -k $k --split $s done" >&2
         done
     done
+    [ $runs -gt 0 ] || { echo "sweep_split.sh: SHAPES='${SHAPES:-}' matches no shape of the sweep" >&2; exit 2; }
+    [ $failed -lt $runs ] || { echo "sweep_split.sh: every one of the $runs runs failed (see above)" >&2; exit 1; }
+    [ $failed -eq 0 ] || { echo "sweep_split.sh: $failed of $runs runs failed (see above); $raw has the others" >&2; exit 1; }
     exit 0
 fi
 

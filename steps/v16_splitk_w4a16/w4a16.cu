@@ -1,3 +1,4 @@
+// needs: sm_80 (mma.sync m16n8k16 with fp16 operands, cp.async)
 /*
  * Step 16 - W4A16 skinny GEMM, M = 1..16: dequantize int4 weights in
  * registers, multiply on the tensor cores, and split K across blocks.

@@ -1,3 +1,4 @@
+// needs: sm_80 (mma.sync m16n8k16 with bf16 operands)
 /*
  * Step 17 - the tensor core, simplest: mma.sync m16n8k16 on shared-memory tiles.
  *

@@ -1,3 +1,4 @@
+// needs: sm_80 (mma.sync m16n8k16 with bf16 operands)
 /*
  * Step 18 - ldmatrix and a swizzled shared-memory layout: no bank conflicts.
  *

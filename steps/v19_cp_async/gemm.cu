@@ -1,3 +1,4 @@
+// needs: sm_80 (mma.sync m16n8k16 with bf16 operands, cp.async)
 /*
  * Step 19 - cp.async and a ring of stages, larger tiles: the Ampere recipe.
  *
@@ -271,6 +272,7 @@ int main(int argc, char **argv) {
     step.number = 19;
     step.title = "cp.async ring of stages, 128x256 block and 64x64 warp tiles (the Ampere recipe)";
     step.min_cc = 80;
+    step.smem_per_block = STAGES * sizeof(Stage);   // 144 KB: an A100 or H100, not an RTX 30 or 40 (99 KB)
     step.kernels[0].op = &kl_op_gemm_bf16;
     step.kernels[0].gemm_bf16 = launch;
     return kl_main(argc, argv, &step);

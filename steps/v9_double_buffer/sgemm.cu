@@ -269,6 +269,7 @@ int main(int argc, char **argv) {
     kl_step step = {};
     step.number = 9;
     step.title = "prefetch and double buffering (global->shared and shared->registers)";
+    step.smem_per_block = 2 * sizeof(Stage);   // 66,560 bytes: more than a Turing block may have (64 KB)
     step.kernels[0].op = &kl_op_sgemm;
     step.kernels[0].sgemm = launch;
     return kl_main(argc, argv, &step);

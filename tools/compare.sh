@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# compare.sh RUN_DIR REF_DIR - this run's times against a reference run's, one
+# markdown row per step, at the shapes both measured (same variant, m, n, k).
+# run_all.sh writes it to RUN_DIR/compare.md after every run.
+#
+# time / ref is this run's time over the reference's (1.00: the same; 1.25: 25%
+# slower), as the median over the shared shapes and its range; cuBLAS / ref is
+# the same ratio for the cuBLAS call timed beside the step.  When both move
+# together the GPU (clock, memory, model) differs; when only the step's moves,
+# the step does.  Plain awk, like tables.sh.
+set -euo pipefail
+run=${1:-} ref=${2:-}
+case $run in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+[ -d "$run" ] && [ -d "$ref" ] || { echo "usage: tools/compare.sh RUN_DIR REF_DIR (both folders of stepN.csv)" >&2; exit 2; }
+shopt -s nullglob
+csvs=("$run"/step*.csv)
+[ ${#csvs[@]} -gt 0 ] || { echo "compare.sh: no step*.csv in $run" >&2; exit 1; }
+mapfile -t files < <(for f in "${csvs[@]}"; do n=$(basename "$f" .csv); echo "${n#step} $f"; done | sort -n | cut -d' ' -f2-)
+
+echo "| step | shapes | time / ref: median | range | cuBLAS / ref: median | checks |"
+echo "|---|---:|---:|---|---:|---|"
+for f in "${files[@]}"; do
+    s=$(basename "$f" .csv)
+    r="$ref/$s.csv"
+    [ -f "$r" ] || r=/dev/null
+    # CSV: step,op,dtype,m,n,k,time_us(7),...,cublas_time_us(10),...,status(14),variant(15)
+    awk -F, -v step="${s#step}" '
+        function median(a, n,   i, j, x) {   # insertion sort: mawk has no asort
+            for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        FNR == 1 { next }
+        NR == FNR { key = $15 SUBSEP $4 SUBSEP $5 SUBSEP $6; t[key] = $7; c[key] = $10; next }
+        {
+            rows++; if ($14 != "PASS") bad++
+            key = $15 SUBSEP $4 SUBSEP $5 SUBSEP $6
+            if (!(key in t) || t[key] <= 0 || $7 == "") next
+            q[++n] = $7 / t[key]
+            if (c[key] > 0 && $10 != "") cb[++nc] = $10 / c[key]
+        }
+        END {
+            checks = bad ? bad " of " rows " FAILED" : (rows ? "all " rows " PASS" : "no rows")
+            if (!n) { printf "| v%s | 0 | - | no shape in common with the reference | - | %s |\n", step, checks; exit }
+            lo = q[1]; hi = q[1]; for (i = 2; i <= n; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
+            printf "| v%s | %d | %.2f | %.2f-%.2f | %s | %s |\n", step, n, median(q, n), lo, hi,
+                   nc ? sprintf("%.2f", median(cb, nc)) : "-", checks
+        }' "$r" "$f"
+done
