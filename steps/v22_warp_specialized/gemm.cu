@@ -247,6 +247,7 @@ gemm_ws(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __g
         for (int kt = 0; kt < tilesK; ++kt) {
             const int s = kt % STAGES;
             mbar_wait(&full[s], (kt / STAGES) & 1);   // tile kt has landed: fill number kt / STAGES of stage s
+            __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
             const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
             wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll

@@ -288,6 +288,7 @@ gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, con
             for (int kt = 0; kt < tilesK; ++kt, ++it) {
                 const int s = it % STAGES;
                 mbar_wait(&full[s], (it / STAGES) & 1);
+                __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
                 const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
                 wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll
