@@ -89,8 +89,11 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool vali
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Wait until at most N of this thread's groups are in flight.  "memory": the
+// compiler may not move a shared-memory read above it (the __syncthreads that
+// follows would hold them too, but the wait should not depend on it).
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 // Copies J0 .. J1-1 of this thread's share of a ROWS x BK tile of a
 // row-major matrix g (rows of K elements, k0 the tile's first column) into a

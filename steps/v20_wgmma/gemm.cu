@@ -73,8 +73,11 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool vali
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Wait until at most N of this thread's groups are in flight.  "memory": the
+// compiler may not move a shared-memory read above it (the __syncthreads that
+// follows would hold them too, but the wait should not depend on it).
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 // Start copying ROWS x BK of a row-major matrix (rows of K elements) into a
 // swizzled shared tile, 16 bytes (8 bf16) per copy; rows past `rows` and
