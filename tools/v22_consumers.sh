@@ -32,7 +32,7 @@ done
 for r in $(seq "$rounds"); do
     for name in c2 c2n128 c3; do
         "build/v22var/$name" --sizes "$sizes" --csv "build/v22var/$name.sq.$r.csv" >/dev/null
-        "build/v22var/$name" -m 4096 -n 14336 -k 4096 --csv "build/v22var/$name.ffn.$r.csv" >/dev/null
+        "build/v22var/$name" -m 4096 -n 14336 -k 4096 --sizes 4096 --csv "build/v22var/$name.ffn.$r.csv" >/dev/null
     done
 done
 echo "variant round m n k TFLOPS cuBLAS_TFLOPS pct_cublas"
