@@ -45,7 +45,7 @@
 #endif
 #define BM (64 * CONSUMERS)
 #ifndef BN
-#define BN 256
+#define BN 256   // the block's columns: one m64n256, or two m64n128 (WG_N)
 #endif
 #ifndef BK
 #define BK 64
@@ -193,7 +193,7 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[BN / 2], uint64_t desc_a, u
 }
 
 struct Stage {
-    __nv_bfloat16 As[BM][BK];   // 128*64*2 = 16 KB, swizzled by the TMA (16 x 1024 bytes: groups stay aligned)
+    __nv_bfloat16 As[BM][BK];   // 128*64*2 = 16 KB (CONSUMERS 3: 24 KB), swizzled by the TMA (1024-byte groups stay aligned)
     __nv_bfloat16 Bs[BN][BK];   // 256*64*2 = 32 KB, swizzled by the TMA
 };
 
