@@ -25,7 +25,7 @@
  * load takes 8 passes.  v18 fixes that; this step shows the instruction.
  *
  * Build and run:   make step17 && ./step17          (sizes 1024..8192, model shapes)
- *                  ./step17 --check-only --sizes 1,7,33,1000
+ *                  ./step17 --check-only --sizes 1,7,33,1000 -k 64   (K: a multiple of 8)
  */
 #include "kl.h"
 

@@ -20,16 +20,17 @@
  * block and 64 x 64 per warp.  Per warp and k16 step that is 4 + 4
  * ldmatrix.x4 for 32 mma (v18: 6 for 16), and per block and k tile
  * (128 + 256) x 64 x 2 = 48 KB loaded for 2 x 128 x 256 x 64 = 4.2 MFLOP:
- * 85 FLOP per byte of L2 traffic, against 43 for 128 x 128.  The cost: 128
- * accumulators per thread and STAGES x 48 KB of shared memory, so one block
- * (8 warps) per SM, 2 warps per scheduler.
+ * 85 FLOP per byte of L2 traffic (BM BN / (BM + BN) for bf16), against 64
+ * for v18's 128 x 128.  The cost: 128 accumulators per thread and STAGES x
+ * 48 KB of shared memory, so one block (8 warps) per SM, 2 warps per scheduler.
  *
  * With 2 warps per scheduler, whatever a warp does besides mma must hide
  * behind the other warp's mma.  So the same pipelining goes one level down
  * (the ldmatrix of the next k step are issued before this step's mma, into a
  * second set of registers), the 12 copies per thread and tile are spread over
  * three k steps, and a block whose tile lies inside the matrices takes a
- * loader with no tests: 305 instructions per warp and k tile instead of 416.
+ * loader with no tests: 306 instructions per warp and k tile instead of 378
+ * (the loop body in cuobjdump -sass; 390 in a block on the edge).
  *
  * mma.sync is the Ampere instruction: on a Hopper GPU it runs, but cannot
  * reach the rate of Hopper's own wgmma (v20), which cuBLAS uses there.
@@ -90,8 +91,11 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool vali
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Wait until at most N of this thread's groups are in flight.  "memory": the
+// compiler may not move a shared-memory read above it (the __syncthreads that
+// follows would hold them too, but the wait should not depend on it).
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 // Copies J0 .. J1-1 of this thread's share of a ROWS x BK tile of a
 // row-major matrix g (rows of K elements, k0 the tile's first column) into a

@@ -185,6 +185,10 @@ gemm_tma(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
     for (int kt = 0; kt < tilesK; ++kt) {
         const int s = kt % STAGES;
         mbar_wait(&full[s], (kt / STAGES) & 1);   // tile kt has landed: fill number kt / STAGES of stage s
+        // The wait is a loop that a warp's lanes may leave on different trips, and thread 0
+        // comes here from its refill branch: the warp must run together again before the
+        // .sync.aligned wgmma.  ptxas reconverges it there (WARPSYNC.ALL); __syncwarp says so.
+        __syncwarp();
         const uint64_t da = make_desc(st[s].As[64 * wg]), db = make_desc(st[s].Bs);
         wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll

@@ -26,7 +26,8 @@
  *
  * Measured on the H100: as fast as v23, not faster (789.6 against 793.6 TFLOPS at 4096^3).
  * The SMs' requests to L2 fall by a third, but the hardware already merged 44% of v23's
- * (ncu's lrc__ counters): the L2 slices read 28.1 M sectors for v23, 31.7 M here.  The tensor pipe
+ * (ncu's lrc__ counters, of the L2 request coalescer in front of the L2
+ * slices): the L2 slices read 28.1 M sectors for v23, 31.7 M here.  The tensor pipe
  * is 95-98% busy either way.  Shared memory, registers, tile, epilogue: v23's.
  * Build and run:   make step24 && ./step24          (an H100 or H200 only)
  */
@@ -54,8 +55,9 @@
 static_assert(BM % 64 == 0 && BN == 256, "warpgroups of m64n256 tile the block");
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
-static_assert(NUM_THREADS <= 384, "ptxas fits the whole kernel in 64K / threads registers: 512 threads leave 128, "
-                                   "too few for m64n256's 128 accumulators (C7602)");
+static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
+              "each wgmma compiles within the cap at entry, whatever setmaxnreg.inc raises it to: m64n256 needs 154 "
+              "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's CONSUMERS=3)");
 static_assert(BM <= 256, "a TMA box has at most 256 rows");
 static_assert(BK % 16 == 0, "k steps of 16");
 static_assert(STAGES - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
@@ -149,7 +151,8 @@ __device__ __forceinline__ uint64_t make_desc(const void *tile) {
 }
 
 // Give registers back to the SM's pool, or take them: the whole warpgroup
-// executes it (.sync.aligned), and ptxas allocates the code after it within the new limit.
+// executes it (.sync.aligned), and ptxas allocates the code after it within
+// the new limit (each wgmma instruction excepted: those within the cap at entry).
 template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R)); }
 template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R)); }
 
@@ -223,7 +226,7 @@ __device__ __forceinline__ void tile_origin(int t, int ctilesM, int tilesN, int 
 
 template <bool TMA_STORE>   // false: v22's register epilogue, for N % 8 != 0 (no tensor map for C)
 __global__ void __cluster_dims__(CLUSTER_M, 1, 1)   // blocks 2c and 2c + 1 (CLUSTER_M 2): cluster c, one GPC
-__launch_bounds__(NUM_THREADS, 1)   // the 1: a register cap at entry, which setmaxnreg needs
+__launch_bounds__(NUM_THREADS, 1)   // NUM_THREADS alone gives setmaxnreg its cap at entry; without the 1 the SASS differs
 gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
               const __grid_constant__ CUtensorMap mapC, __nv_bfloat16 *C) {
     extern __shared__ __align__(1024) unsigned char smem[];
@@ -286,6 +289,7 @@ gemm_clusters(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, con
             for (int kt = 0; kt < tilesK; ++kt, ++it) {
                 const int s = it % STAGES;
                 mbar_wait(&full[s], (it / STAGES) & 1);
+                __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
                 const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
                 wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll

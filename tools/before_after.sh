@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Times step N as git revision REV had it against the working tree's, in alternating
+# processes (the clock moves with the power draw: only a same-call comparison means
+# anything), ROUNDS times, and checks both first.  For a change that should not move
+# the speed (a comment, a fence, a reconvergence point), on the reference GPU:
+#   tools/before_after.sh N REV [ROUNDS] [SIZES]     (defaults: 3, 4096,8192)
+# REV's step file is built against today's common/ (it must still compile with it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { echo "usage: $0 STEP REV [ROUNDS] [SIZES]" >&2; exit 2; }
+n=$1; rev=$2; rounds=${3:-3}; sizes=${4:-4096,8192}
+src=$(ls steps/v"$n"_*/*.cu) || { echo "no step $n" >&2; exit 2; }
+out=build/before_after/$n; mkdir -p "$out"
+git show "$rev:$src" >"$out/before.cu"
+make -s "step$n" >/dev/null && cp "step$n" "$out/after"
+# The Makefile's flags for a step (sm_90a when the source asks for it), on REV's source.
+cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+arch="-arch=${ARCH:-sm_90}"; grep -q '^// build: sm_90a' "$out/before.cu" && arch="-gencode=arch=compute_90a,code=sm_90a"
+nvcc -O3 -lineinfo -std=c++17 -Xcompiler -Wall $arch -Icommon -o "$out/before" "$out/before.cu" build/libkl.a \
+    -L"$cuda/lib64" -lcublas -lcublasLt -lcudart -lgomp -lm
+for b in before after; do
+    "$out/$b" --check-only --sizes 1,7,33,127,1000 -k 64 >/dev/null || { echo "$b: the check failed" >&2; exit 1; }
+    echo "$b: checks passed"
+done
+echo "build round m n k TFLOPS cuBLAS_TFLOPS pct_cublas"
+for r in $(seq "$rounds"); do
+    for b in before after; do
+        "$out/$b" --sizes "$sizes" --csv "$out/$b.$r.csv" >/dev/null
+        awk -F, -v b="$b" -v r="$r" 'NR > 1 { printf "%s %s %s %s %s %s %.1f %s\n", b, r, $4, $5, $6, $8, 2.0 * $4 * $5 * $6 / $10 / 1e6, $11 }' "$out/$b.$r.csv"
+    done
+done
