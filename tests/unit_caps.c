@@ -7,9 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
+static int failures, tests;
 #define TEST(cond, ...)                                                         \
     do {                                                                        \
+        tests++;                                                                \
         if (cond) { printf("ok - "); printf(__VA_ARGS__); printf("\n"); }       \
         else { failures++; printf("not ok - "); printf(__VA_ARGS__);            \
                printf(": %s (line %d)\n", #cond, __LINE__); }                   \
@@ -51,5 +52,6 @@ int main(void) {
          "an sm_90a step on 10.0 (newer, but sm_90a code does not run there): refused: %s", msg);
     TEST(!refuses(&v20, &h100, msg), "an sm_90a step runs on 9.0");
     TEST(refuses(&v9, &turing, msg) && !strchr(msg, '\n'), "the reason is one line");
+    printf("1..%d\n", tests);   /* the plan, last: run_tests.sh counts the lines against it */
     return failures != 0;
 }
