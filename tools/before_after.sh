@@ -4,6 +4,7 @@
 # anything), ROUNDS times, and checks both first.  For a change that should not move
 # the speed (a comment, a fence, a reconvergence point), on the reference GPU:
 #   tools/before_after.sh N REV [ROUNDS] [SIZES]     (defaults: 3, 4096,8192)
+# REV may also be a file holding the old source (where the copy has no git history).
 # REV's step file is built against today's common/ (it must still compile with it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 n=$1; rev=$2; rounds=${3:-3}; sizes=${4:-4096,8192}
 src=$(ls steps/v"$n"_*/*.cu) || { echo "no step $n" >&2; exit 2; }
 out=build/before_after/$n; mkdir -p "$out"
-git show "$rev:$src" >"$out/before.cu"
+if [ -f "$rev" ]; then cp "$rev" "$out/before.cu"; else git show "$rev:$src" >"$out/before.cu"; fi
 make -s "step$n" >/dev/null && cp "step$n" "$out/after"
 # The Makefile's flags for a step (sm_90a when the source asks for it), on REV's source.
 cuda=$(dirname "$(dirname "$(command -v nvcc)")")
