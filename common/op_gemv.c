@@ -301,7 +301,7 @@ static void gemv_check(void *st, const kl_kernel *kern, int pass, kl_check_data 
     d->count = (size_t)n;
     d->cols = n;
     /* |w x| <= wmax * 1; fp16 output; exact dequantization (w_eps = 0) */
-    d->tol = kl_dot_tolerance(k, s->wmax, ldexp(1.0, -11), 0.0);
+    d->tol = kl_tol_gemv(k, s->wmax);
     d->what = pass == 0 ? "fresh random x, y poisoned with NaN" : "another random x, another weight copy, y poisoned";
 }
 
