@@ -5,7 +5,11 @@
 #   make ARCH=sm_80 all        build for another GPU (default: GPU 0, else sm_90)
 #   make NVCCFLAGS="-O3 -G"    other compiler flags (the include path, DEFS and the
 #                              architecture are added outside them)
-#   make test                  CPU tests always, GPU tests when a GPU is present
+#   make test                  CPU tests always, GPU tests when a GPU is present (every
+#                              step's checks; compute-sanitizer on the last step of each
+#                              operation, and on every step named by TEST_STEPS)
+#   make test-all              the same with compute-sanitizer on every step: run it
+#                              before a change to any step's kernel lands
 #   make test TEST_STEPS="0 7" only those steps' tests
 #   make read_floor            ./read_floor: the fastest one launch can read S bytes here
 #   make regs STEP=7 | sass STEP=7 | profile STEP=7 | sanitize STEP=7 | diff A=6 B=7
@@ -47,7 +51,7 @@ LIB_OBJS  := $(patsubst common/%.c,build/%.o,$(LIB_C)) $(patsubst common/%.cu,bu
 LIB       := build/libkl.a
 HEADERS   := $(wildcard common/*.h)
 
-.PHONY: all test clean regs sass profile sanitize diff list FORCE
+.PHONY: all test test-all clean regs sass profile sanitize diff list FORCE
 .SECONDEXPANSION:
 
 all: $(STEP_BINS) read_floor
@@ -88,6 +92,8 @@ read_floor: tools/read_floor.cu $(LIB) $(HEADERS) build/flags/read_floor
 # Builds each step itself, so one broken step is a failed test, not a stopped run.
 test: $(LIB)
 	@TEST_STEPS="$(TEST_STEPS)" tests/run_tests.sh
+test-all: $(LIB)
+	@TEST_STEPS="$(TEST_STEPS)" TEST_SANITIZE=all tests/run_tests.sh
 
 clean:
 	rm -rf build $(STEP_BINS) read_floor tests/bin tests/tmp
