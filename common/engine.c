@@ -176,7 +176,7 @@ static int open_gpu(engine *e) {
 /* Every checked launch of one kernel: pass or not; *rel_err and *tol_used the
  * worst over the launches (NaN, an output not written, wins both).  A failure
  * prints how many elements, how many NaN or Inf, the first few with their
- * error against the tolerance there, and the largest finite error. */
+ * error against the tolerance there, and the worst finite one for its tolerance. */
 static int check_kernel(const kl_op *op, void *st, const kl_kernel *kern, double *rel_err, double *tol_used) {
     int pass = 1;
     *rel_err = 0.0;
