@@ -223,6 +223,9 @@ else
     # the host, which the CPU cores do side by side; the GPU work of a check is small.
     # Each step's lines are printed, in step order, once it is done.
     jobs_max=${TEST_JOBS:-4}
+    case $(nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2>/dev/null | head -n1) in
+        *Exclusive*) jobs_max=1 ;;   # one process at a time may hold the GPU
+    esac
     gpu_wait_slot() { while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done; }
 
     # One --check-only run of each step: its header, and its rows' part and operations (the
