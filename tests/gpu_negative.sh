@@ -92,7 +92,7 @@ if make -s -j"$(nproc 2>/dev/null || echo 4)" $(printf 'step%s ' $neg_steps) STE
     nan="C poisoned with NaN"   # sgemm's first check: beta = 0, C full of NaN
     # SGEMM: any shape; 33 x 45 x 33 has a partial K tile
     sg="-m 33 -n 45 -k 33"
-    check "negative sgemm: the control (--bug 0) passes" neg_right 910 "$sg"
+    check "negative sgemm: the control (--bug 0) passes at K 33 and 4096" neg_right2 910 "$sg" "-m 33 -n 45 -k 4096"
     check "negative sgemm: last column unwritten -> exit 1, 33 of 1485 wrong, all NaN, first at [0][44], rel_err NaN" \
         neg_wrong 910 1 "$sg" "FAIL alpha=1, beta=0, $nan: 33 of 1485 elements wrong \(33 NaN/Inf\)" \
         "^    \[0\]\[44\] = -?nan, expected [-+0-9.e]+ \(\|out-ref\| nan, tolerance there [0-9.e+-]+\)" csv:status=FAIL csv:rel_err=
@@ -105,6 +105,8 @@ if make -s -j"$(nproc 2>/dev/null || echo 4)" $(printf 'step%s ' $neg_steps) STE
         "!FAIL alpha=1, beta=0"
     check "negative sgemm: C read at beta = 0 -> exit 1, every element NaN (the poison)" \
         neg_wrong 910 4 "$sg" "FAIL alpha=1, beta=0, $nan: 1485 of 1485 elements wrong \(1485 NaN/Inf\)" "!random C: [0-9]+ of"
+    check "negative sgemm: TF32 inputs at K 4096 -> exit 1 (the fp32 tolerance is tight enough; 16x looser would pass them)" \
+        neg_wrong 910 5 "-m 33 -n 45 -k 4096" "FAIL alpha=1, beta=0, $nan: [0-9]+ of 1485 elements wrong \(0 NaN/Inf\)" 'errtol>1'
 
     # fp16 GEMV
     y="fresh random x, y poisoned with NaN"
