@@ -5,7 +5,11 @@
 #   make ARCH=sm_80 all        build for another GPU (default: GPU 0, else sm_90)
 #   make NVCCFLAGS="-O3 -G"    other compiler flags (the include path, DEFS and the
 #                              architecture are added outside them)
-#   make test                  CPU tests always, GPU tests when a GPU is present
+#   make test                  CPU tests always, GPU tests when a GPU is present (every
+#                              step's checks; compute-sanitizer on the last step of each
+#                              operation, and on every step named by TEST_STEPS)
+#   make test-all              the same with compute-sanitizer on every step: run it
+#                              before a change to any step's kernel lands
 #   make test TEST_STEPS="0 7" only those steps' tests
 #   make mutants               realistic bugs put in a scratch copy one at a time: does
 #                              the suite catch them? (tests/mutants.sh; survivors listed)
@@ -66,7 +70,7 @@ HEADERS   := $(wildcard common/*.h)
 $(foreach g,$(filter step%,$(MAKECMDGOALS)),$(if $(filter $(patsubst step%,%,$(g)):%,$(filter-out %a,$(STEP_SKIP))),\
     $(error $(shell $(NEEDS) -v mode=check $(call step_src,$(patsubst step%,%,$(g))) 2>&1))))
 
-.PHONY: all test mutants clean regs sass profile sanitize diff list skipped FORCE
+.PHONY: all test test-all mutants clean regs sass profile sanitize diff list skipped FORCE
 .SECONDEXPANSION:
 
 all: $(BUILD_BINS) read_floor
@@ -112,6 +116,8 @@ read_floor: tools/read_floor.cu $(LIB) $(HEADERS) build/flags/read_floor
 # Builds each step itself, so one broken step is a failed test, not a stopped run.
 test: $(LIB)
 	@TEST_STEPS="$(TEST_STEPS)" tests/run_tests.sh
+test-all: $(LIB)
+	@TEST_STEPS="$(TEST_STEPS)" TEST_SANITIZE=all tests/run_tests.sh
 
 # Each mutant rebuilds only its own object of this library, in the scratch copy.
 mutants: $(LIB)

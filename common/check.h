@@ -16,20 +16,42 @@ extern "C" {
 typedef struct kl_tol { double atol, rtol; } kl_tol;
 
 /* Tolerance for dot products of length k, accumulated in fp32, whose terms
- * are at most term_max in magnitude; out_eps is the output type's unit
- * roundoff (2^-24 fp32, 2^-11 fp16); w_eps is the rounding of each weight
- * inside the kernel (0 when the kernel dequantizes exactly). */
+ * are at most term_max in magnitude:
+ *   atol = term_max * (16 * k * 2^-24 + 8 * sqrt(k) * w_eps),  rtol = 2 * out_eps.
+ * out_eps: half the output rounding a check allows (2^-24 fp32, 2^-11 fp16,
+ * 2^-9 bf16, whose rtol 2^-8 is one rounding); w_eps: the rounding of each
+ * weight inside the kernel (0 when the kernel dequantizes exactly, as every
+ * operation's check below assumes).  docs/harness.md derives it. */
 kl_tol kl_dot_tolerance(int k, double term_max, double out_eps, double w_eps);
 
+/* Each operation's tolerance: the one place its error model is written down
+ * (tests/unit_tolerance.c pins every value).
+ *   sgemm:     fp32 out, alpha * sum a*b with |a*b| <= 1, plus beta * C's one rounding
+ *   gemv:      fp16 out (gemv, qgemv_*), terms |w*x| <= wmax, exact dequantization
+ *   w4a16:     fp32 out, terms <= term_max, exact dequantization (integers (q - z)
+ *              times fp16 activations are exact; the scale is applied in fp32)
+ *   gemm_bf16: bf16 out rounded once, terms |a*b| < 1
+ *   exact:     q4_0 -> fp16 dequantization, bit for bit */
+kl_tol kl_tol_sgemm(int k, double alpha, double beta);
+kl_tol kl_tol_gemv(int k, double wmax);
+kl_tol kl_tol_w4a16(int k, double term_max);
+kl_tol kl_tol_gemm_bf16(int k);
+kl_tol kl_tol_exact(void);
+
 #define KL_MAX_REPORTED 5
-typedef struct kl_mismatch { size_t index; float out, ref; } kl_mismatch;
+typedef struct kl_mismatch { size_t index; float out, ref; double tol; } kl_mismatch;
 typedef struct kl_compare_result {
     size_t bad;                  /* elements out of tolerance, NaN or Inf */
     size_t nonfinite;            /* of those, NaN or Inf in out */
-    double rel_err;              /* ||out - ref||_2 / ||ref||_2 (finite ones) */
-    double max_abs_err;
+    double rel_err;              /* ||out - ref||_2 / ||ref||_2 (finite ones); NaN if any is not */
+    double max_abs_err;          /* over the finite ones */
+    /* How much of the tolerance the worst element uses: max of |out - ref| /
+     * (atol + rtol * |ref|) over the finite ones (<= 1: within it; a zero
+     * tolerance makes any difference Inf), and that element's index. */
+    double tol_used;
+    size_t worst;
     int nreported;
-    kl_mismatch first[KL_MAX_REPORTED];
+    kl_mismatch first[KL_MAX_REPORTED];   /* the first bad ones, with the tolerance there */
 } kl_compare_result;
 
 /* Compare n elements.  Returns the number of bad elements (0: pass). */

@@ -93,7 +93,8 @@ void kl_print_usage(FILE *f, const char *prog, const kl_opt *opts) {
         "                   so a slow kernel still finishes quickly (default 200)\n"
         "  --seed N         seed of the random inputs (default 42)\n"
         "  --csv FILE       also write the rows as CSV to FILE\n"
-        "  --check-only     check correctness, skip timing\n"
+        "  --check-only     check correctness only: nothing is timed (no read ceiling, no\n"
+        "                   cuBLAS timing); the reference runs once per check\n"
         "  --device N       CUDA device to use (default 0)\n"
         "  --help           this text\n", prog);
     for (int i = 0; opts && i < KL_MAX_OPTS && opts[i].name; ++i)

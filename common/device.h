@@ -24,6 +24,7 @@ typedef struct kl_env {
     cublasHandle_t cublas;
     cudaStream_t stream;
     uint64_t seed;
+    int check_only;            /* --check-only: nothing is timed, so no op picks a baseline by time */
 } kl_env;
 
 /* ---- kernels (device.cu) ------------------------------------------------- */

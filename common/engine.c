@@ -157,34 +157,47 @@ static int open_gpu(engine *e) {
     CUBLAS_CHECK(cublasSetStream(e->env.cublas, e->env.stream));
     /* True FP32: no TF32 tensor cores behind our back (the default, said aloud). */
     CUBLAS_CHECK(cublasSetMathMode(e->env.cublas, CUBLAS_DEFAULT_MATH));
-    for (int j = 0; j < e->nk; ++j)
+    /* --check-only times nothing: no read ceiling, and no op picks its baseline by time */
+    e->env.check_only = e->cli.check_only;
+    for (int j = 0; j < e->nk && !e->cli.check_only; ++j)
         if (op_of(e, j)->memory_bound) e->read = kl_measure_read_ceiling(&e->env);
     return 0;
 }
 
 /* ---- the check --------------------------------------------------------------- */
 
-static int check_kernel(const kl_op *op, void *st, const kl_kernel *kern, double *rel_err) {
+/* Every checked launch of one kernel: pass or not; *rel_err and *tol_used the
+ * worst over the launches (NaN, an output not written, wins both).  A failure
+ * prints how many elements, how many NaN or Inf, the first few with their
+ * error against the tolerance there, and the worst finite one for its tolerance. */
+static int check_kernel(const kl_op *op, void *st, const kl_kernel *kern, double *rel_err, double *tol_used) {
     int pass = 1;
     *rel_err = 0.0;
+    *tol_used = 0.0;
     for (int i = 0; i < op->checks; ++i) {
         kl_check_data d;
         memset(&d, 0, sizeof d);
         op->check(st, kern, i, &d);
         kl_compare_result r;
         kl_compare(d.out, d.ref, d.count, d.tol, &r);
+        const double used = r.nonfinite ? NAN : r.tol_used;
         if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err;   /* NaN wins */
+        if (!(used <= *tol_used)) *tol_used = used;
         if (r.bad) {
             pass = 0;
+            const size_t cols = d.cols > 0 ? (size_t)d.cols : 1;
             printf("  FAIL %s%s%s: %zu of %zu elements wrong (%zu NaN/Inf); tolerance |out-ref| <= %.2e + %.2e*|ref|\n",
                    kern->variant && *kern->variant ? kern->variant : "", kern->variant && *kern->variant ? ", " : "",
                    d.what ? d.what : "check", r.bad, d.count, r.nonfinite, d.tol.atol, d.tol.rtol);
             for (int j = 0; j < r.nreported; ++j) {
-                const size_t idx = r.first[j].index;
-                const int cols = d.cols > 0 ? d.cols : 1;
-                printf("    [%zu][%zu] = %.7g, expected %.7g\n", idx / (size_t)cols, idx % (size_t)cols,
-                       r.first[j].out, r.first[j].ref);
+                const kl_mismatch *m = &r.first[j];
+                printf("    [%zu][%zu] = %.7g, expected %.7g (|out-ref| %.2e, tolerance there %.2e)\n",
+                       m->index / cols, m->index % cols, m->out, m->ref, fabs((double)m->out - m->ref), m->tol);
             }
+            if (r.bad > r.nonfinite)   /* some finite ones are wrong too: the worst of them */
+                printf("    worst: [%zu][%zu] = %.7g, expected %.7g: |out-ref| %.2e, %.3g x the tolerance there\n",
+                       r.worst / cols, r.worst % cols, d.out[r.worst], d.ref[r.worst],
+                       fabs((double)d.out[r.worst] - d.ref[r.worst]), r.tol_used);
         }
     }
     return pass;
@@ -234,6 +247,11 @@ static void print_header(const engine *e) {
             if (nops > 1) printf("reference for %s: %s\n", op_of(e, j)->name, op_of(e, j)->baseline);
             else printf("reference: %s\n", op_of(e, j)->baseline);
         }
+    if (c->check_only) {
+        printf("check only: nothing timed (no read ceiling, no cuBLAS timing; the reference runs once per check); "
+               "check: random inputs (seed %llu), output poisoned with NaN first\n\n", (unsigned long long)c->seed);
+        return;
+    }
     for (int j = 0; j < e->nk; ++j) {   /* one line per kind: read, tensor-core, FP32 */
         int seen = 0;
         for (int q = 0; q < j; ++q)
@@ -246,10 +264,12 @@ static void print_header(const engine *e) {
            c->iters, c->warmup, c->budget_ms, TURNS, (unsigned long long)c->seed);
 }
 
+/* err/tol: the largest |out - ref| / tolerance of any element (1 is the limit):
+ * how much room the check leaves this kernel. */
 static void print_columns(const kl_op *op, int variants) {
-    printf("%8s %8s %8s %s%11s %9s %9s %8s %8s %9s  %s\n", "M", "N", "K", variants ? "variant           " : "",
+    printf("%8s %8s %8s %s%11s %9s %9s %8s %8s %9s %8s  %s\n", "M", "N", "K", variants ? "variant           " : "",
            "time(us)", op->memory_bound ? "GB/s" : "TFLOPS", "cuBLAS",
-           "%cuBLAS", op->memory_bound ? "%ceil" : "%peak", "rel_err", "check");
+           "%cuBLAS", op->memory_bound ? "%ceil" : "%peak", "rel_err", "err/tol", "check");
 }
 
 static void fmt(char *buf, size_t n, const char *f, double v) {
@@ -257,16 +277,17 @@ static void fmt(char *buf, size_t n, const char *f, double v) {
     else snprintf(buf, n, "-");
 }
 
-static void print_row(const kl_op *op, const kl_row *r, int variants, double cublas_rate) {
-    char t[32], rate[32], cb[32], pc[32], ce[32], re[32];
+static void print_row(const kl_op *op, const kl_row *r, int variants, double cublas_rate, double tol_used) {
+    char t[32], rate[32], cb[32], pc[32], ce[32], re[32], tu[32];
     fmt(t, sizeof t, "%.1f", r->time_us);
     fmt(rate, sizeof rate, op->memory_bound ? "%.0f" : "%.2f", op->memory_bound ? r->gbps : r->tflops);
     fmt(cb, sizeof cb, op->memory_bound ? "%.0f" : "%.2f", cublas_rate);
     fmt(pc, sizeof pc, "%.1f", kl_pct_cublas(r));
     fmt(ce, sizeof ce, "%.1f", r->pct_ceiling);
     fmt(re, sizeof re, "%.1e", r->rel_err);
-    if (variants) printf("%8d %8d %8d %-18s%11s %9s %9s %8s %8s %9s  %s\n", r->m, r->n, r->k, r->variant, t, rate, cb, pc, ce, re, r->pass ? "PASS" : "FAIL");
-    else printf("%8d %8d %8d %11s %9s %9s %8s %8s %9s  %s\n", r->m, r->n, r->k, t, rate, cb, pc, ce, re, r->pass ? "PASS" : "FAIL");
+    fmt(tu, sizeof tu, "%.2g", tol_used);
+    if (variants) printf("%8d %8d %8d %-18s%11s %9s %9s %8s %8s %9s %8s  %s\n", r->m, r->n, r->k, r->variant, t, rate, cb, pc, ce, re, tu, r->pass ? "PASS" : "FAIL");
+    else printf("%8d %8d %8d %11s %9s %9s %8s %8s %9s %8s  %s\n", r->m, r->n, r->k, t, rate, cb, pc, ce, re, tu, r->pass ? "PASS" : "FAIL");
     fflush(stdout);
 }
 
@@ -288,7 +309,7 @@ static void launch_body(void *ctx, int i) {
 }
 
 /* Problem p's row for one kernel: checked here, timed later with the others. */
-static void check_row(engine *e, const kl_kernel *kern, void *st, const kl_problem *p, kl_row *r) {
+static void check_row(engine *e, const kl_kernel *kern, void *st, const kl_problem *p, kl_row *r, double *tol_used) {
     const kl_op *op = kern->op;
     memset(r, 0, sizeof *r);
     r->step = e->step->number;
@@ -298,19 +319,19 @@ static void check_row(engine *e, const kl_kernel *kern, void *st, const kl_probl
     r->part = op->part;
     r->memory_bound = op->memory_bound;
     r->m = p->m; r->n = p->n; r->k = p->k;
-    r->pass = check_kernel(op, st, kern, &r->rel_err);
+    r->pass = check_kernel(op, st, kern, &r->rel_err, tol_used);
 }
 
 /* The row's rates from its times; print and write it. */
-static void report_row(engine *e, const kl_op *op, const kl_problem *p, kl_row *r) {
+static void report_row(engine *e, const kl_op *op, const kl_problem *p, kl_row *r, double tol_used) {
     const double fl = op->flops(p), by = op->bytes(p);
     r->tflops = fl > 0 ? fl / (r->time_us * 1e-6) / 1e12 : NAN;
     r->gbps = by > 0 ? by / (r->time_us * 1e-6) / 1e9 : NAN;
-    r->pct_ceiling = op->memory_bound ? 100.0 * r->gbps / e->read->gbps
+    r->pct_ceiling = op->memory_bound ? (e->read ? 100.0 * r->gbps / e->read->gbps : NAN)   /* none: --check-only */
                                       : 100.0 * r->tflops / kl_peak_tflops(&e->env, op->tensor_core, e->clock_khz);
     const double ref_us = r->cublas_time_us;
     const double cublas_rate = op->memory_bound ? by / (ref_us * 1e-6) / 1e9 : fl / (ref_us * 1e-6) / 1e12;
-    print_row(op, r, e->any_variant, cublas_rate);
+    print_row(op, r, e->any_variant, cublas_rate, tol_used);
     if (e->csv) { kl_csv_row(e->csv, r); fflush(e->csv); }
     e->failures += !r->pass;
 }
@@ -327,6 +348,7 @@ static void run_problem(engine *e, int i) {
         if (i == 0 || j > 0) print_columns(op, e->any_variant);
         void *st = op->setup(p, nrot, &e->env);
         kl_row rows[KL_MAX_KERNELS];
+        double used[KL_MAX_KERNELS];   /* err/tol of each row */
         timed_body tb[KL_MAX_KERNELS + 1];
         kl_body body[KL_MAX_KERNELS + 1];
         int nr = 0, nb = 0;
@@ -334,7 +356,8 @@ static void run_problem(engine *e, int i) {
         if (ref) tb[nb++] = (timed_body){op, st, NULL, nrot, e->env.stream};   /* cuBLAS: body 0 */
         for (int q = j; q < e->nk; ++q) {
             if (op_of(e, q) != op) continue;
-            check_row(e, &e->step->kernels[q], st, p, &rows[nr++]);
+            check_row(e, &e->step->kernels[q], st, p, &rows[nr], &used[nr]);
+            ++nr;
             if (!e->cli.check_only) tb[nb++] = (timed_body){op, st, &e->step->kernels[q], nrot, e->env.stream};
         }
         double us[KL_MAX_KERNELS + 1];
@@ -346,7 +369,7 @@ static void run_problem(engine *e, int i) {
         for (int q = 0; q < nr; ++q) {
             rows[q].time_us = e->cli.check_only ? NAN : us[ref + q];
             rows[q].cublas_time_us = ref ? us[0] : NAN;
-            report_row(e, op, p, &rows[q]);
+            report_row(e, op, p, &rows[q], used[q]);
         }
         if (!e->cli.check_only && op->baseline_note) {
             const char *note = op->baseline_note(st);
@@ -412,6 +435,11 @@ int kl_main(int argc, char **argv, const kl_step *step) {
     CUDA_CHECK(cudaStreamDestroy(e.env.stream));
     free(e.p);
     free(e.m_given);
+    if (e.cli.check_only && kl_measurements()) {   /* the promise of --help, kept by every test run */
+        fprintf(stderr, "%s: internal: --check-only timed %ld measurements; it must time none\n", kl_prog(),
+                kl_measurements());
+        return KL_EXIT_WRONG;
+    }
     if (e.failures) {
         printf("\n%s: %d result%s FAILED the check against the reference\n", kl_prog(), e.failures,
                e.failures > 1 ? "s" : "");

@@ -103,8 +103,7 @@ static void dq_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
     d->ref = s->h_ref;
     d->count = nk;
     d->cols = s->p.k;
-    d->tol.atol = 0.0;             /* exact: one rounding of an exact product */
-    d->tol.rtol = 0.0;
+    d->tol = kl_tol_exact();       /* one rounding of an exact product */
     d->what = "q4_0 -> fp16, output poisoned with NaN";
 }
 

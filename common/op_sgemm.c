@@ -101,8 +101,7 @@ static void sg_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
     d->count = mn;
     d->cols = p->n;
     /* |a*b| <= 1; the beta*C term adds one more rounding of size |beta|. */
-    d->tol = kl_dot_tolerance(p->k, fabsf(alpha), ldexp(1.0, -24), 0.0);
-    d->tol.atol += fabsf(beta) * ldexp(1.0, -22);
+    d->tol = kl_tol_sgemm(p->k, alpha, beta);   /* |a*b| <= 1; beta*C one rounding more */
     d->what = pass == 0 ? "alpha=1, beta=0, C poisoned with NaN" : "alpha=0.75, beta=-0.5, random C";
 }
 

@@ -6,8 +6,9 @@
  * would be repacked once for the kernel that reads them: it is not timed.
  *
  * Check: cublasSgemm in FP32 (no TF32) on the dequantized weights, which are
- * exact in fp32, and on A converted to fp32.  Tolerance: fp32 output, plus
- * w_eps = 2^-11 for a kernel that dequantizes in fp16 arithmetic.
+ * exact in fp32, and on A converted to fp32.  Tolerance (kl_tol_w4a16): fp32
+ * output and exact dequantization, as v16 computes it ((q - z) * a exact in
+ * the mma, the scale applied in fp32); check.c says why not fp16 weights.
  * Baseline: what a user without a fused kernel runs: the weights dequantized
  * once to fp16 and cublasGemmEx fp16 x fp16 -> fp16, fp32 compute (tensor
  * cores), its fp16 weights rotated to keep L2 cold (kl_baseline_rotations).
@@ -188,7 +189,7 @@ static void w4_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
     d->ref = s->c->h_ref;   /* its first m rows */
     d->count = mn;
     d->cols = p->n;
-    d->tol = kl_dot_tolerance(p->k, s->c->term_max, ldexp(1.0, -24), ldexp(1.0, -11));
+    d->tol = kl_tol_w4a16(p->k, s->c->term_max);
     d->what = pass == 0 ? "C and workspace poisoned with NaN" : "again, C and workspace poisoned (atomics may add in another order)";
 }
 

@@ -81,7 +81,11 @@ static int warm_up(const kl_body *b, const kl_timing *t, cudaStream_t s, int *fi
     return kl_repeats(est_ms, t->budget_ms, t->runs < 3 ? t->runs : 3, t->runs);
 }
 
+static long g_measurements;
+long kl_measurements(void) { return g_measurements; }
+
 void kl_time_turns_us(const kl_body *b, int nb, const kl_timing *t, int rounds, cudaStream_t s, double *us) {
+    ++g_measurements;
     int *first = kl_hmalloc(sizeof(int) * (size_t)nb), *n = kl_hmalloc(sizeof(int) * (size_t)nb);
     double **times = kl_hmalloc(sizeof(double *) * (size_t)nb);
     for (int j = 0; j < nb; ++j) {

@@ -44,6 +44,10 @@ double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream
 typedef struct kl_body { kl_launch_fn launch; void *ctx; } kl_body;
 void kl_time_turns_us(const kl_body *b, int nb, const kl_timing *t, int rounds, cudaStream_t s, double *us);
 
+/* Measurements (kl_time_turns_us or kl_time_us calls) this process has
+ * made: --check-only must make none (engine.c checks it before exiting). */
+long kl_measurements(void);
+
 /* Copies of a buffer to rotate through so that the bytes touched between two
  * uses of one copy are three times the L2: a cold L2 for memory-bound work. */
 int kl_rotations(const kl_env *env, size_t bytes_per_copy);

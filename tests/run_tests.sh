@@ -2,6 +2,9 @@
 # run_tests.sh - what `make test` runs (make test TEST_STEPS="0 7": only those steps).  The CPU part always runs; the GPU part
 # runs when a GPU is usable and prints as skipped otherwise.  The last line is
 # "N passed, N failed, N skipped"; the exit status is nonzero on any failure.
+# The GPU part runs every step's checks; compute-sanitizer on the last step of each
+# operation, on every step of TEST_STEPS, or on all with TEST_SANITIZE=all (make test-all);
+# TEST_JOBS (default 4) steps at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 pass=0 fail=0 skip=0
@@ -23,6 +26,9 @@ echo "# CPU part"
 # ---- every step builds ------------------------------------------------------
 built=""
 not_here=$(make -s skipped 2>/dev/null)   # steps this GPU's ARCH cannot build or run: "N<tab>why"
+# Side by side first (a fresh clone compiles every step); the loop reports each one's build.
+buildable=$(for s in $steps; do awk -F'\t' -v s="$s" '$1 == s { f = 1 } END { exit f }' <<<"$not_here" && echo "$s"; done)
+[ -z "$buildable" ] || make -s -k -j"$(nproc 2>/dev/null || echo 2)" $(printf 'step%s ' $buildable) >/dev/null 2>&1
 for s in $steps; do
     why=$(awk -F'\t' -v s="$s" '$1 == s { print $2 }' <<<"$not_here")
     if [ -n "$why" ]; then skp "build step$s: $why"
@@ -166,11 +172,50 @@ echo "# GPU part"
 if [ $gpu -eq 0 ]; then
     skp "GPU part: no usable NVIDIA GPU here (nvidia-smi/CUDA found none); run make test on a machine with one"
 else
-    # A step's tests follow the part its rows say they belong to (the CSV's part column).
-    part_of() { rm -f "$tmp/op.csv"; ./step$1 --check-only "${@:2}" --csv "$tmp/op.csv" >/dev/null 2>&1; [ -f "$tmp/op.csv" ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next } NR == 2 { p = $col["part"]; print (p == "" ? "?" : p) }' "$tmp/op.csv"; }
+    # Each step's tests run in a process of their own, TEST_JOBS (default 4) steps at a
+    # time: most of a test is a program starting CUDA and cuBLAS and preparing inputs on
+    # the host, which the CPU cores do side by side; the GPU work of a check is small.
+    # Each step's lines are printed, in step order, once it is done.
+    jobs_max=${TEST_JOBS:-4}
+    case $(nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2>/dev/null | head -n1) in
+        *Exclusive*) jobs_max=1 ;;   # one process at a time may hold the GPU
+    esac
+    gpu_wait_slot() { while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done; }
+
+    # One --check-only run of each step: its header, and its rows' part and operations (the
+    # CSV's part and op columns, by header name).  Prints "part op...", or nothing.
+    probe() {
+        local s=$1 csv=$tmp/probe$1.csv
+        rm -f "$csv"
+        ./step$s --check-only --sizes 256 -m 1 --csv "$csv" >"$tmp/probe$s.out" 2>&1 ||
+            { rm -f "$csv"; ./step$s --check-only --sizes 256 --csv "$csv" >"$tmp/probe$s.out" 2>&1; }
+        [ -f "$csv" ] && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+            { p = p == "" ? $col["part"] : p; if (!($col["op"] in seen)) { seen[$col["op"]]; ops = ops " " $col["op"] } }
+            END { if (NR > 1) print (p == "" ? "?" : p) ops }' "$csv"
+    }
+    for s in $built; do gpu_wait_slot; probe "$s" >"$tmp/probe$s" & done
+    wait
+
+    # compute-sanitizer (memcheck, racecheck) on: every step under `make test-all`
+    # (TEST_SANITIZE=all) or of TEST_STEPS; else the last step of each operation, whose
+    # kernel is the most intricate of its kind (the full sweep is make test-all's).
+    declare -A last_of=()
     for s in $built; do
-        part=$(part_of "$s" --sizes 256 -m 1)
-        [ -n "$part" ] || part=$(part_of "$s" --sizes 256)
+        for o in $(cut -d' ' -f2- -s "$tmp/probe$s"); do
+            [ -n "${last_of[$o]-}" ] && [ "${last_of[$o]}" -ge "$s" ] || last_of[$o]=$s
+        done
+    done
+    if [ "${TEST_SANITIZE-}" = all ] || [ -n "${TEST_STEPS-}" ]; then
+        san_steps=" $built"; san_why="every step tested"
+    else
+        san_steps=" $(printf '%s\n' "${last_of[@]}" | sort -nu | tr '\n' ' ')"; san_why="the last step of each operation; make test-all: every step"
+    fi
+    echo "# compute-sanitizer on steps${san_steps% } ($san_why)"
+
+    # All the tests of step $1, in a subshell of its own ($tmp is its own folder).
+    gpu_step() {
+        local s=$1 part rest san huge timed=
+        read -r part rest <"$tmp/../probe$s" || part=
         case $part in
             1)  # SGEMM: any M, N, K
                 check "step$s --check-only squares 1 7 33 127 1000 1023 2049" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049
@@ -185,6 +230,7 @@ else
                 # splitk's blocks wait for split 0's: a grid of several waves must neither hang nor add before the zeroing
                 check "step$s --check-only --split 32 at 8192 x 8192, M 1 and 16 (grids of several waves, 120 s limit)" \
                     timeout 120 bash -c "./step$s --check-only -m 1 -n 8192 -k 8192 --split 32 && ./step$s --check-only -m 16 -n 8192 -k 8192 --split 32"
+                timed="-m 1 -n 512 -k 512"
                 san="-m 3 -n 67 -k 256"; huge="-m 16 -n 100000000 -k 4096" ;;
             3)  # bf16 tensor-core GEMM: any M and N, K a multiple of 8 (16-byte rows)
                 check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 64)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 64
@@ -197,7 +243,7 @@ else
                 # N % 8 != 0, then N % 8 == 0 with more tiles (170) than SMs: both epilogues, blocks that take several tiles
                 san="-m 67 -n 45 -k 40;-m 1153 -n 4104 -k 8"; huge="-m 100000 -n 100000 -k 8" ;;
             "")
-                bad "step$s: could not run a check to learn its operation"; continue ;;
+                bad "step$s: could not run a check to learn its operation: $(tail -n1 "$tmp/../probe$s.out")"; return ;;
             2)  # GEMV family: any N; K as the format allows
                 check "step$s --check-only N 1 7 33 127 1000 1023 2049 (K 4096)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 4096
                 for kk in 1 7 33 127 1000 1023 2049 4100; do
@@ -212,8 +258,7 @@ else
                     ./step'"$s"' --check-only -n 256 -k 256 --csv '"$tmp"'/nk.csv >/dev/null 2>&1 &&
                     ./step'"$s"' --check-only --sizes 256 --csv '"$tmp"'/s.csv >/dev/null 2>&1 &&
                     [ "$(wc -l <'"$tmp"'/nk.csv)" -eq "$(wc -l <'"$tmp"'/s.csv)" ]'
-                check "step$s: the log names the cuBLAS call it timed (cuBLAS column: ...)" bash -c \
-                    "./step$s -n 512 -k 512 --iters 3 --warmup 1 --budget 5 | grep -q '^ *cuBLAS column: cublas[A-Za-z]*'"
+                timed="-n 512 -k 512"
                 san="-n 67 -k 256"; huge="-n 100000000 -k 4096" ;;
             *)  # a part with no tests of its own yet: small odd sizes pass, or are refused in one line
                 for sz in 1 7 33 127 1000; do
@@ -224,16 +269,22 @@ else
                 done
                 san="--sizes 64"; huge="-m 100000000 -n 100000000 -k 100000000" ;;
         esac
-        # the header: every op's reference (v15 has two ops), and for memory-bound work the measured
-        # read ceiling beside the HBM datasheet figure, which it must not exceed
-        { ./step$s --check-only --sizes 256 -m 1 || ./step$s --check-only --sizes 256; } >"$tmp/hdr.out" 2>&1
-        check "step$s: the header names its cuBLAS reference (reference: ...)" grep -q "^reference" "$tmp/hdr.out"
-        case $part in 2|2-skinny)
+        # the header of the check-only run: every op's reference (v15 has two ops), and nothing timed
+        check "step$s: the header names its cuBLAS reference (reference: ...)" grep -q "^reference" "$tmp/../probe$s.out"
+        check "step$s --check-only: nothing timed (no ceiling measured, no cuBLAS timing; it exits 1 if it timed anything)" \
+            bash -c "grep -q '^check only: nothing timed' $tmp/../probe$s.out && ! grep -q '^ceiling:' $tmp/../probe$s.out"
+        if [ -n "${timed-}" ]; then
+            # memory-bound work, timed: the read ceiling measured now beside the HBM datasheet
+            # figure, which it must not exceed; GEMVs name the cuBLAS call the column timed
+            ./step$s $timed --iters 3 --warmup 1 --budget 5 >"$tmp/timed.out" 2>&1
             check "step$s: the read ceiling is measured now and printed beside the HBM datasheet figure, below it" \
                 awk '/^ceiling: best streaming read measured now: / { c = $7; for (i = 1; i < NF; i++) if ($i == "datasheet") d = $(i + 1) }
-                     END { exit !(c > 0 && d > 0 && c <= 1.02 * d) }' "$tmp/hdr.out" ;;
-        esac
+                     END { exit !(c > 0 && d > 0 && c <= 1.02 * d) }' "$tmp/timed.out"
+            [ "$part" = 2 ] && check "step$s: the log names the cuBLAS call it timed (cuBLAS column: ...)" \
+                grep -q '^ *cuBLAS column: cublas[A-Za-z]*' "$tmp/timed.out"
+        fi
         check "step$s: too big for the GPU -> exit 2 saying how much" expect_exit 2 "GiB of device memory" ./step$s $huge
+        case $san_steps in *" $s "*) ;; *) return ;; esac
         if command -v compute-sanitizer >/dev/null 2>&1; then
             IFS=';' read -ra sans <<<"$san"   # one or more shapes, ';' between them
             for one in "${sans[@]}"; do
@@ -246,6 +297,21 @@ else
         else
             skp "step$s compute-sanitizer: not installed (it ships with the CUDA toolkit)"
         fi
+    }
+    for s in $built; do
+        gpu_wait_slot
+        ( tmp=$tmp/gpu$s; mkdir -p "$tmp"; gpu_step "$s" ) >"$tmp/gpu$s.log" 2>&1 &
+    done
+    wait
+    for s in $built; do   # each step's lines, in order, counted here
+        while IFS= read -r line; do
+            case $line in
+                "ok - "*) pass=$((pass + 1)) ;;
+                "not ok - "*) fail=$((fail + 1)) ;;
+                "skip - "*) skip=$((skip + 1)) ;;
+            esac
+            printf '%s\n' "$line"
+        done <"$tmp/gpu$s.log"
     done
     if [ -x ./read_floor ]; then
         # 8 MB must take longer than 1 MB and no size may beat the read ceiling by more than 5%
