@@ -96,7 +96,7 @@ list=0 only=()
 for a in "$@"; do
     case $a in
         --list) list=1 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "mutants.sh: unknown option '$a'" >&2; exit 2 ;;
         *) only+=("$a") ;;
     esac
