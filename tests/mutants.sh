@@ -14,7 +14,8 @@
 # Kept fast (a few minutes on two cores): libkl.a is built once in the scratch
 # copy, so a mutant rebuilds only its own object, and each suite is one of the
 # tests/cpu_*.sh files run alone (unit: the unit binaries; golden: whole tables,
-# chart data and a doc page against tests/fixtures/golden/; harness: the layering;
+# chart data and a doc page against tests/fixtures/golden/; tables: value markers,
+# headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
 # the steps in MUTANT_GPU_STEPS (default "0 10 17").
@@ -22,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
 
-# ID ||| SUITES ||| FILE ||| FROM ||| TO ||| WHAT IT BREAKS
+# ID ||| SUITES (comma-separated) ||| FILE ||| FROM ||| TO ||| WHAT IT BREAKS
 # (literal text; FROM must occur in FILE; a mutant of several edits repeats its ID)
 mutants() { cat <<'EOF'
 c1 ||| unit ||| common/check.c ||| 8.0 * sqrt(kd) * w_eps ||| 8.0 * kd * w_eps ||| dot tolerance: 8 * K instead of 8 * sqrt(K) for in-kernel weight rounding (16x looser at K = 4096)
@@ -52,19 +53,29 @@ c23 ||| unit ||| common/check.c ||| !(d <= tol.atol + tol.rtol * fabs(e)) ||| !(
 c24 ||| unit ||| common/check.c ||| const double a = fabs((double)w[i]); ||| const double a = (double)w[i]; ||| absmax: signed maximum (a tolerance from term_max too small for negative weights)
 c25 ||| unit ||| common/cli.c ||| if (*n == max) { ||| if (*n == max + 1) { ||| --sizes: a 65th size written past the array
 c26 ||| unit ||| common/cli.c ||| if (!*optarg) { snprintf(err, errlen, "--csv: empty file name"); ||| if (0) { snprintf(err, errlen, "--csv: empty file name"); ||| --csv '' accepted
-t1 ||| golden ||| tools/tables.sh ||| lab, rtf[r] * 1000 / rgb[r], rtf[r] > pf ||| lab, rtf[r], rtf[r] * 1000 / rgb[r] > pf ||| roofline.dat: intensity and TFLOPS swapped
-t2 ||| golden ||| tools/tables.sh ||| bw = f[9] / (f[12] / 100) ||| bw = f[8] / (f[12] / 100) ||| ceilings.dat: the bandwidth ceiling computed from TFLOPS
-t3 ||| golden ||| tools/tables.sh ||| peak = f[8] / (f[12] / 100) ||| peak = f[9] / (f[12] / 100) ||| ceilings.dat: the compute peak computed from GB/s
-t4 ||| golden ||| tools/tables.sh ||| cell = cell " (" f[11] "%)" ||| cell = cell " (" f[12] "%)" ||| summary.md: a cell shows % of the ceiling as % of cuBLAS
-t5 ||| golden ||| tools/tables.sh ||| work >= rwork[rk] ||| work <= rwork[rk] ||| roofline: each kernel at its smallest problem, not its largest
-t6 ||| golden ||| tools/tables.sh ||| if (f[14] != "PASS") cell = cell " **FAIL**" ||| if (0) cell = cell " **FAIL**" ||| summary.md: a failed row not marked
-t7 ||| golden ||| tools/tables.sh ||| rate = compute[p] ? f[8] : f[9] ||| rate = f[9] ||| summary.md: compute-bound parts in GB/s
-t8 ||| golden ||| tools/update_docs.sh ||| f[10], f[11], f[12], f[13], f[14] ||| f[10], f[12], f[11], f[13], f[14] ||| doc table: % of cuBLAS and % of the ceiling swapped
-t9 ||| golden ||| tools/update_docs.sh ||| keep != "" && !index(keep, "," $5 ",") { next } ||| 0 { next } ||| doc table: n= filter ignored
+t1 ||| golden ||| tools/tables.sh ||| g(i, "tflops") * 1000 / g(i, "gbps"), g(i, "tflops") > pf ||| g(i, "tflops"), g(i, "tflops") * 1000 / g(i, "gbps") > pf ||| roofline.dat: intensity and TFLOPS swapped
+t2 ||| golden,tables ||| tools/tables.sh ||| ceil[p] = rate / (pce / 100) ||| ceil[p] = g(i, "tflops") / (pce / 100) ||| ceilings.dat: the bandwidth ceiling computed from TFLOPS
+t3 ||| golden,tables ||| tools/tables.sh ||| ceil[p] = rate / (pce / 100) ||| ceil[p] = g(i, "gbps") / (pce / 100) ||| ceilings.dat: the compute peak computed from GB/s
+t4 ||| golden ||| tools/tables.sh ||| if (pcb != "") cell = cell " (" pcb "%)" ||| if (pcb != "") cell = cell " (" g(i, "pct_ceiling") "%)" ||| summary.md: a cell shows % of the ceiling as % of cuBLAS
+t5 ||| golden,tables ||| tools/tables.sh ||| work > hwork[hk] ||| work < hwork[hk] ||| roofline and headline: a step without a row at its part's shape shown at its smallest problem, not its largest
+t6 ||| golden ||| tools/tables.sh ||| if (g(i, "status") != "PASS") cell = cell " **FAIL**" ||| if (0) cell = cell " **FAIL**" ||| summary.md: a failed row not marked
+t7 ||| golden ||| tools/tables.sh ||| rate = compute[p] ? g(i, "tflops") : g(i, "gbps") ||| rate = g(i, "gbps") ||| summary.md: compute-bound parts in GB/s
+t8 ||| golden ||| tools/update_docs.sh ||| f[c["pct_cublas"]], f[c["pct_ceiling"]] ||| f[c["pct_ceiling"]], f[c["pct_cublas"]] ||| doc table: % of cuBLAS and % of the ceiling swapped
+t9 ||| golden ||| tools/update_docs.sh ||| keep != "" && !index(keep, "," $(c["n"]) ",") { next } ||| 0 { next } ||| doc table: n= filter ignored
 t10 ||| golden ||| tools/update_docs.sh ||| 100 * floor / t, cb ||| 100 * t / floor, cb ||| floor table: the speed ratio inverted
-t11 ||| golden ||| tools/update_docs.sh ||| flops ? f[8] : f[9], f[10] ||| flops ? f[9] : f[8], f[10] ||| doc table: the throughput column in the other unit
+t11 ||| golden ||| tools/update_docs.sh ||| rate = flops ? f[c["tflops"]] : f[c["gbps"]] ||| rate = flops ? f[c["gbps"]] : f[c["tflops"]] ||| doc table: the throughput column in the other unit
 t12 ||| nognuplot ||| tools/plots.sh ||| Install it: sudo apt-get install gnuplot-nox (Debian/Ubuntu), ||| Install it: ||| plots.sh without gnuplot: no install hint for Debian/Ubuntu
 t13 ||| nognuplot ||| tools/plots.sh |||     exit 0 |||     exit 1 ||| plots.sh without gnuplot fails, so run_all.sh would stop before the tables
+t14 ||| golden,tables ||| tools/update_docs.sh ||| return f[col[step, column]] ||| return f[col[step, column] + 1] ||| value marker: filled from the next column over (off by one)
+t15 ||| golden,tables ||| tools/update_docs.sh ||| a1 / a2) ||| a2 / a1) ||| ratio marker: inverted (second over first)
+t16 ||| golden,tables ||| tools/update_docs.sh ||| if (!(key in row)) fail( ||| if (!(key in row)) { missing = 1; return "" }; if (0) fail( ||| a value marker naming a missing row keeps ...
+t16 ||| golden,tables ||| tools/update_docs.sh ||| text = fmt(t[4] != "" ? t[4] : deffmt, v) ||| text = missing ? substr(after, 1, c - 1) : fmt(t[4] != "" ? t[4] : deffmt, v); missing = 0 ||| ... its old TEXT, exit 0
+t17 ||| golden,tables ||| tools/tables.sh ||| rate * g(i, "time_us") / g(i, "cublas_time_us") ||| rate * g(i, "cublas_time_us") / g(i, "time_us") ||| summary.md: cuBLAS TFLOPS this run scaled by the inverted time ratio
+t18 ||| golden,tables ||| tools/update_docs.sh ||| sprintf("%.3f", rate * t / cb) ||| sprintf("%.3f", rate) ||| doc table: cuBLAS TFLOPS this run shows the step's own TFLOPS
+t19 ||| golden,tables ||| tools/update_docs.sh ||| base = (column == "cublas_tflops") ? "tflops" : "gbps" ||| base = "tflops" ||| value marker: cublas_gbps computed from TFLOPS
+t20 ||| golden,tables ||| tools/tables.sh ||| if (shape == hshape[p]) { hrow[hk] = i; hexact[hk] = 1 } ||| if (0) { hrow[hk] = i; hexact[hk] = 1 } ||| headline and roofline: tools/parts.tsv's headline shape ignored (each step at its largest problem)
+t21 ||| golden,tables ||| tools/tables.sh ||| own = (s in method) ? (v == method[s]) : ||| own = ||| headline and ladder: tools/methods.tsv ignored (a step's first method, not its own)
+t22 ||| golden,tables ||| tools/update_docs.sh ||| ceil[f[1]] = f[3]; cbound[f[1]] = f[2] ||| ceil[f[1]] = f[3] * 1; cbound[f[1]] = "compute" ||| val:ceiling: a memory-bound part's ceiling formatted as TFLOPS (%.1f)
 s1 ||| links ||| tests/cpu_links.sh ||| for link in $(grep -o '](\([^)]*\))' "$f" ||| for link in $(grep -o '](\([^)#]*\))' "$f" ||| link check skips every link with a #fragment
 s2 ||| links ||| tests/cpu_links.sh ||| elif [[ $link == *#* && $target == *.md ]] && ! heading_anchors ||| elif false && ! heading_anchors ||| link check ignores what a #fragment names
 s3 ||| unit ||| tests/cpu_unit.sh ||| if [ -z "$plan" ]; then bad ||| if [ -z "$plan" ]; then ok ||| a unit binary that crashes loses its remaining tests silently
@@ -85,7 +96,7 @@ list=0 only=()
 for a in "$@"; do
     case $a in
         --list) list=1 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "mutants.sh: unknown option '$a'" >&2; exit 2 ;;
         *) only+=("$a") ;;
     esac
@@ -112,7 +123,7 @@ fi
 if [ $list -eq 1 ]; then
     for id in "${ids[@]}"; do
         f=EDIT_${id}_0_FILE
-        printf '%-4s %-9s %-24s %s\n' "$id" "${SUITE[$id]}" "${!f}" "${WHAT[$id]}"
+        printf '%-4s %-13s %-24s %s\n' "$id" "${SUITE[$id]}" "${!f}" "${WHAT[$id]}"
     done
     exit 0
 fi
@@ -158,6 +169,7 @@ run_suite() {
             case $s in
                 unit) . tests/cpu_unit.sh ;;
                 golden) . tests/cpu_golden.sh ;;
+                tables) . tests/cpu_tables.sh ;;
                 harness) . tests/cpu_harness.sh ;;
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
@@ -175,7 +187,10 @@ run_suite() {
 
 # The suites pass on the tree as it is, or no mutant's result means anything.
 declare -A used
-for id in "${ids[@]}"; do [ "${SUITE[$id]}" = gpu ] && [ $gpu -eq 0 ] && continue; used[${SUITE[$id]}]=1; done
+for id in "${ids[@]}"; do
+    [ "${SUITE[$id]}" = gpu ] && [ $gpu -eq 0 ] && continue
+    for su in ${SUITE[$id]//,/ }; do used[$su]=1; done
+done
 t0=$SECONDS
 for su in "${!used[@]}"; do
     run_suite "$W/base" "$su" >"$W/base.$su.out" 2>&1
@@ -207,16 +222,16 @@ for id in "${ids[@]}"; do
     if [ $applied -eq 0 ]; then
         stale+=("$id"); printf '%-4s STALE     its text is no longer in %s: update the mutant\n' "$id" "${!f}"; continue
     fi
-    run_suite "$W/work" "${SUITE[$id]}" >"$W/$id.out" 2>&1
+    run_suite "$W/work" ${SUITE[$id]//,/ } >"$W/$id.out" 2>&1
     if grep -q '^NOSUITE' "$W/$id.out"; then notrun+=("$id"); printf '%-4s not run   %s\n' "$id" "$(grep -m1 '^NOSUITE' "$W/$id.out")"; continue; fi
     nf=$(sed -n 's/^FAILED //p' "$W/$id.out")
     if [ "${nf:-0}" -gt 0 ] || [ -z "$nf" ]; then
         caught+=("$id")
-        printf '%-4s caught    %-9s %3ss  %s\n      by: %s\n' "$id" "${SUITE[$id]}" "$((SECONDS - t1))" "${WHAT[$id]}" \
+        printf '%-4s caught    %-13s %3ss  %s\n      by: %s\n' "$id" "${SUITE[$id]}" "$((SECONDS - t1))" "${WHAT[$id]}" \
             "$(grep -m1 '^not ok' "$W/$id.out" | cut -c1-150)"
     else
         survived+=("$id")
-        printf '%-4s SURVIVED  %-9s %3ss  %s\n' "$id" "${SUITE[$id]}" "$((SECONDS - t1))" "${WHAT[$id]}"
+        printf '%-4s SURVIVED  %-13s %3ss  %s\n' "$id" "${SUITE[$id]}" "$((SECONDS - t1))" "${WHAT[$id]}"
     fi
 done
 

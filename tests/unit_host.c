@@ -242,6 +242,13 @@ static void test_tolerance(void) {
     const kl_tol h = kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), ldexp(1.0, -11));
     TEST(h.rtol > t1.rtol && h.atol > kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), 0.0).atol,
          "tolerance: fp16 output and fp16 weights widen it");
+    /* in-kernel weight rounding: k independent errors add like sqrt(k), so 8 sigma of it at
+     * K = 4096 is 8 * 64 * 2^-11 = 0.25 of the largest term, and K x 4 only doubles it */
+    const double w4 = h.atol - kl_dot_tolerance(4096, 1.0, ldexp(1.0, -11), 0.0).atol;
+    const double w16 = kl_dot_tolerance(16384, 1.0, ldexp(1.0, -11), ldexp(1.0, -11)).atol -
+                       kl_dot_tolerance(16384, 1.0, ldexp(1.0, -11), 0.0).atol;
+    TEST(fabs(w4 - 0.25) < 1e-12 && fabs(w16 / w4 - 2.0) < 1e-9,
+         "tolerance: the weight-rounding part grows like sqrt(K) (%.3g at K=4096, x%.3g at K x 4)", w4, w16 / w4);
 }
 
 static void test_absmax(void) {
