@@ -1,6 +1,6 @@
 # Sourced by run_tests.sh (CPU part). What v22's page shows ptxas doing with setmaxnreg
-# (tools/setmaxnreg_demo.cu), and that v22's three-consumer build compiles without spills:
-# a ptxas that behaves otherwise fails here, and the page needs another look.
+# (tools/setmaxnreg_demo.cu): a ptxas that behaves otherwise fails here, and the page
+# needs another look.
 case " $(echo $steps) " in
 *" 22 "*)
     sm_demo() { nvcc -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -c tools/setmaxnreg_demo.cu -o /dev/null "$@" 2>&1; }
@@ -9,11 +9,9 @@ case " $(echo $steps) " in
     sm_inc_no_spill()   { local o; o=$(sm_demo -DINC=1) || return 1; [ "$(echo "$o" | spills)" = 0 ] && ! grep -q C7508 <<<"$o"; }
     sm_no_bounds_c7508() { local o; o=$(sm_demo -DINC=1 -DLB=0); grep -q C7508 <<<"$o"; }
     sm_512_c7602()      { local o; o=$(sm_demo -DINC=1 -DTHREADS=512 -DEXTRA=1) && return 1; grep -q C7602 <<<"$o"; }
-    v22_three_no_spill() { local o; o=$(make -s regs STEP=22 DEFS=-DCONSUMERS=3); echo "$o"; grep -q "Used 128 registers" <<<"$o" && [ "$(echo "$o" | spills)" = 0 ]; }
     check "setmaxnreg demo: without setmaxnreg.inc, 168 registers spill" sm_no_inc_spills
     check "setmaxnreg demo: with setmaxnreg.inc 232, no spill and no C7508" sm_inc_no_spill
     check "setmaxnreg demo: without __launch_bounds__, ptxas ignores setmaxnreg (C7508)" sm_no_bounds_c7508
     check "setmaxnreg demo: one m64n256 under a cap of 128 at entry is C7602, inc or not" sm_512_c7602
-    check "step22 -DCONSUMERS=3: 128 registers at entry, no spill" v22_three_no_spill
     ;;
 esac

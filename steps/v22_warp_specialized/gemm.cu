@@ -29,8 +29,9 @@
  * ptxas allocates the code after setmaxnreg.inc within the raised limit
  * (tools/setmaxnreg_demo.cu: 340 bytes of spills without it, none with it),
  * but compiles each wgmma within the cap at entry: with 3 consumers (192 x
- * 256, 512 threads, cap 128) one m64n256 does not compile (C7602), and
- * -DCONSUMERS=3 issues two m64n128 per k step under a raised 160.
+ * 256, 512 threads, cap 128) one m64n256 does not compile (C7602).  Two
+ * m64n128 per k step do, under a raised 160, and measured 7% slower at
+ * 4096^3, level at 8192^3, 4% faster at 4096 x 14336 x 4096: the page says why.
  *
  * Build and run:   make step22 && ./step22          (an H100 or H200 only)
  */
@@ -40,12 +41,11 @@
 #include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 
-#ifndef CONSUMERS
-#define CONSUMERS 2   // consumer warpgroups, 64 rows of C each (3: the variant the page measures)
+#ifndef BM
+#define BM 128   // 64 rows of C per consumer warpgroup
 #endif
-#define BM (64 * CONSUMERS)
 #ifndef BN
-#define BN 256   // the block's columns: one m64n256, or two m64n128 (WG_N)
+#define BN 256   // = the wgmma's n: one instruction spans the block's columns
 #endif
 #ifndef BK
 #define BK 64
@@ -56,29 +56,22 @@
 #ifndef WG_PENDING
 #define WG_PENDING 1   // wgmma batches left running across the next k tile (0 or 1)
 #endif
+#define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
-// n of one wgmma: 256 spans the block's columns in one instruction.  ptxas
-// compiles each wgmma within the register cap at entry (64K / NUM_THREADS), not
-// within the raised one, and m64n256 asks for 154 (C7602): 3 consumers issue
-// two m64n128 per k step instead.
-#ifndef WG_N
-#define WG_N (CONSUMERS == 3 ? 128 : 256)
-#endif
 #ifndef PRODUCER_REGS
-#define PRODUCER_REGS (CONSUMERS == 3 ? 24 : 40)   // a loop counter, two addresses, a parity
+#define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
 #endif
 #ifndef CONSUMER_REGS
-#define CONSUMER_REGS (CONSUMERS == 3 ? 160 : 232)   // 128 accumulators + descriptors, indices, the epilogue's addresses
+#define CONSUMER_REGS 232   // 128 accumulators + descriptors, indices, the epilogue's addresses
 #endif
-static_assert(CONSUMERS >= 1 && BN == 256 && BN % WG_N == 0 && (WG_N == 256 || WG_N == 128),
-              "warpgroups of m64n256 or of two m64n128 tile the block");
+static_assert(BM % 64 == 0 && BN == 256, "warpgroups of m64n256 tile the block");
 static_assert(PRODUCER_REGS % 8 == 0 && CONSUMER_REGS % 8 == 0 && PRODUCER_REGS >= 24 && CONSUMER_REGS <= 256,
               "setmaxnreg takes multiples of 8 in 24..256");
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
-static_assert(WG_N / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
-              "one wgmma compiles within the cap at entry, whatever setmaxnreg.inc raises it to afterwards: "
-              "m64n256 needs 154 registers there (C7602), so 512 threads (cap 128) take two m64n128");
+static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
+              "each wgmma compiles within the cap at entry, whatever setmaxnreg.inc raises it to: m64n256 needs 154 "
+              "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (the page)");
 static_assert(BM <= 256, "a TMA box has at most 256 rows");
 static_assert(BK % 16 == 0, "k steps of 16");
 static_assert(WG_PENDING == 0 || WG_PENDING == 1, "at most one batch in flight");
@@ -165,35 +158,10 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[BN / 2], uint64_t de
                    D8(64), D8(72), D8(80), D8(88), D8(96), D8(104), D8(112), D8(120)
                  : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
-// The same for n = 128, into d[O .. O + 63]: columns 128 (O / 64) .. of the tile,
-// whose accumulator layout is then the m64n256 one (see the epilogue).
-template <int O>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-                 : D8(O), D8(O + 8), D8(O + 16), D8(O + 24), D8(O + 32), D8(O + 40), D8(O + 48), D8(O + 56)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
 #undef D8
 
-// One k16 step of the warpgroup's 64 x 256: one m64n256, or two m64n128, the
-// second on B's rows 128..255 (128 rows x 128 bytes = 16 KB on: 1024 encoded >> 4).
-__device__ __forceinline__ void wgmma_k16(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-#if WG_N == 256
-    wgmma_m64n256k16(d, desc_a, desc_b, accumulate);
-#else
-    wgmma_m64n128k16<0>(d, desc_a, desc_b, accumulate);
-    wgmma_m64n128k16<64>(d, desc_a, desc_b + (128 * BK * 2 >> 4), accumulate);
-#endif
-}
-
 struct Stage {
-    __nv_bfloat16 As[BM][BK];   // 128*64*2 = 16 KB (CONSUMERS 3: 24 KB), swizzled by the TMA (1024-byte groups stay aligned)
+    __nv_bfloat16 As[BM][BK];   // 128*64*2 = 16 KB, swizzled by the TMA (16 x 1024 bytes: groups stay aligned)
     __nv_bfloat16 Bs[BN][BK];   // 256*64*2 = 32 KB, swizzled by the TMA
 };
 
@@ -212,7 +180,7 @@ gemm_ws(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __g
     // The descriptors and the TMA's swizzle need 1024-byte alignment, which the
     // declaration does not guarantee for dynamic shared memory: round up (the launcher adds 1 KB).
     const unsigned misalign = (unsigned)__cvta_generic_to_shared(smem) % 1024;
-    Stage *st = reinterpret_cast<Stage *>(smem + (1024 - misalign) % 1024);   // STAGES x 48 KB (CONSUMERS 3: 56 KB)
+    Stage *st = reinterpret_cast<Stage *>(smem + (1024 - misalign) % 1024);   // STAGES x 48 KB
     __shared__ uint64_t full[STAGES], empty[STAGES];   // the two mbarriers of each stage
 
     const int tilesN = (N + BN - 1) / BN;
@@ -252,7 +220,7 @@ gemm_ws(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __g
             wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll
             for (int kk = 0; kk < BK / 16; ++kk)   // the next 16 of k: 32 bytes on, encoded >> 4
-                wgmma_k16(acc, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
+                wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
             wgmma_commit();
             wgmma_wait<WG_PENDING>();   // at most WG_PENDING batches of this warpgroup still running
             // Batch kt - WG_PENDING is done; release its stage one k tile later, so the
@@ -317,7 +285,7 @@ static CUtensorMap make_map(const kl_bf16 *base, int rows, int K, int box_rows) 
 static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_bf16 *c, void *ctx,
                    cudaStream_t stream) {
     (void)ctx;
-    const size_t smem = STAGES * sizeof(Stage) + 1024;   // 4 x 48 KB + 1 KB: 193 KB (CONSUMERS 3: 4 x 56 + 1 = 225 KB)
+    const size_t smem = STAGES * sizeof(Stage) + 1024;   // 4 x 48 KB + 1 KB: 193 KB
     static bool once = false;
     if (!once) {
         int dev = 0, optin = 0;

@@ -40,7 +40,7 @@
  * Registers: v22's 128 x (40 + 2 x 232) = 64,512 of 65,536.  A larger tile
  * needs more accumulators per consumer thread (256 x 256: 256 floats, over
  * the 255 a thread can address) or a third consumer (512 threads: two m64n128
- * per k step, v22's CONSUMERS=3, and 4 x 56 KB of stages + 48 KB of staging,
+ * per k step, v22's page, and 4 x 56 KB of stages + 48 KB of staging,
  * over 227 KB: 3 stages).
  *
  * Build and run:   make step23 && ./step23          (an H100 or H200 only)
@@ -70,7 +70,7 @@ static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
 static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
               "each wgmma compiles within the cap at entry, whatever setmaxnreg.inc raises it to: m64n256 needs 154 "
-              "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's CONSUMERS=3)");
+              "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's page)");
 static_assert(BM <= 256, "a TMA box has at most 256 rows");
 static_assert(BK % 16 == 0, "k steps of 16");
 static_assert(STAGES - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");

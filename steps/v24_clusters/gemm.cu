@@ -57,7 +57,7 @@ static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
 static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
               "each wgmma compiles within the cap at entry, whatever setmaxnreg.inc raises it to: m64n256 needs 154 "
-              "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's CONSUMERS=3)");
+              "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's page)");
 static_assert(BM <= 256, "a TMA box has at most 256 rows");
 static_assert(BK % 16 == 0, "k steps of 16");
 static_assert(STAGES - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
