@@ -181,8 +181,8 @@ static int check_kernel(const kl_op *op, void *st, const kl_kernel *kern, double
         kl_compare_result r;
         kl_compare(d.out, d.ref, d.count, d.tol, &r);
         const double used = r.nonfinite ? NAN : r.tol_used;
-        if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err;   /* NaN wins */
-        if (!(used <= *tol_used)) *tol_used = used;
+        if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err;   /* NaN wins, and stays */
+        if (!isnan(*tol_used) && !(used <= *tol_used)) *tol_used = used;
         if (r.bad) {
             pass = 0;
             const size_t cols = d.cols > 0 ? (size_t)d.cols : 1;

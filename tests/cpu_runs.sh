@@ -18,12 +18,21 @@ printf '#!/bin/sh\necho "No devices were found"\nexit 6\n' >"$runs_tmp/none6/nvi
 printf '#!/bin/sh\nexit 0\n' >"$runs_tmp/make/make"   # for fake step binaries: build nothing
 chmod +x "$runs_tmp"/*/*
 fake_h100="$runs_tmp/h100:$PATH"
+# On a machine with a GPU, the fake H100's runs must not find the real one either.
+export_nogpu='export CUDA_VISIBLE_DEVICES='
+nogpu='env CUDA_VISIBLE_DEVICES='
+
 
 # scratch DIR: the tracked and new files of this checkout, the built binaries and
 # build/ (mtimes kept, so make finds them up to date), committed in a fresh repo.
 scratch() {
     rm -rf "$1"; mkdir -p "$1"
-    git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$1" &&
+    # Outside a git checkout (a copy of the tree without its history): every file but the
+    # scratch and output folders; the fresh repo's own .gitignore then leaves binaries out.
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git ls-files -co --exclude-standard -z
+    else find . \( -path ./.git -o -path ./tests/tmp -o -path ./build -o -path ./results/local -o -path ./plots/local \) -prune \
+             -o -type f -print0; fi | tar --null -T - -cf - | tar -xf - -C "$1" &&
+    test -x "$1/run_all.sh" &&
     tar -cf - build $(ls -d step[0-9]* read_floor 2>/dev/null) 2>/dev/null | tar -xf - -C "$1" &&
     (cd "$1" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base)
 }
@@ -34,7 +43,7 @@ clean() { [ -z "$(git -C "$1" status --porcelain)" ] || { git -C "$1" status --p
 ra_steps=$(echo $built | tr ' ' ,)
 if [ -n "$ra_steps" ] && [ -x ./read_floor ] && scratch "$runs_tmp/repo" >"$runs_tmp/scratch.log" 2>&1; then
     r=$runs_tmp/repo
-    (cd "$r" && PATH=$fake_h100 ./run_all.sh --steps "$ra_steps" >"$runs_tmp/fake.out" 2>&1); rc=$?
+    (cd "$r" && $nogpu PATH=$fake_h100 ./run_all.sh --steps "$ra_steps" >"$runs_tmp/fake.out" 2>&1); rc=$?
     check "run_all on a fake H100 (no GPU behind it): exit 3, says nothing could run" \
         bash -c "[ $rc -eq 3 ] && tail -n1 $runs_tmp/fake.out | grep -q 'nothing could run'"
     check "run_all on a fake H100: every step reported as skipped with its reason, none as failed" bash -c "
@@ -44,7 +53,7 @@ if [ -n "$ra_steps" ] && [ -x ./read_floor ] && scratch "$runs_tmp/repo" >"$runs
     check "run_all on a fake H100: wrote its logs and compare.md to results/local/h100-80gb-hbm3/ and says where" bash -c "
         test -s $r/results/local/h100-80gb-hbm3/compare.md && grep -q '^results: results/local/h100-80gb-hbm3/' $runs_tmp/fake.out"
     s1=${built%% *}
-    (cd "$r" && PATH=$fake_h100 ./run_all.sh --quick --steps "$s1,$s1,$s1" >"$runs_tmp/q.out" 2>&1)
+    (cd "$r" && $nogpu PATH=$fake_h100 ./run_all.sh --quick --steps "$s1,$s1,$s1" >"$runs_tmp/q.out" 2>&1)
     check "run_all --quick --steps $s1,$s1,$s1: step$s1 runs once, README and docs untouched" bash -c "
         grep -q '^\[1/1\] step$s1 ' $runs_tmp/q.out && ! grep -q '^\[2/' $runs_tmp/q.out && $(declare -f clean); clean $r"
     for stub in none0 none6; do
@@ -53,11 +62,11 @@ if [ -n "$ra_steps" ] && [ -x ./read_floor ] && scratch "$runs_tmp/repo" >"$runs
             [ $rc -eq 0 ] && grep -q 'no NVIDIA GPU found' $runs_tmp/$stub.out && [ ! -e $r/results/local/no-devices-were-found ]"
     done
     check "run_all --publish --steps $s1 refuses before building: exit 2, one line" \
-        bash -c "cd $r && export PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'needs every step' ./run_all.sh --publish --steps $s1"
+        bash -c "cd $r && $export_nogpu; export PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'needs every step' ./run_all.sh --publish --steps $s1"
     check "run_all --publish --quick refuses: exit 2, one line" \
-        bash -c "cd $r && export PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'quick' ./run_all.sh --publish --quick"
+        bash -c "cd $r && $export_nogpu; export PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'quick' ./run_all.sh --publish --quick"
     check "DEFS=-DBM=64 run_all --publish refuses: exit 2, one line" \
-        bash -c "cd $r && export PATH=$fake_h100 DEFS=-DBM=64; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'DEFS is set' ./run_all.sh --publish"
+        bash -c "cd $r && $export_nogpu; export PATH=$fake_h100 DEFS=-DBM=64; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'DEFS is set' ./run_all.sh --publish"
     check "after the refused publishes nothing tracked changed" clean "$r"
 else
     skp "run_all in a scratch copy: no step built, read_floor missing, or the copy failed ($(tail -n1 "$runs_tmp/scratch.log" 2>/dev/null))"
@@ -79,26 +88,26 @@ if scratch "$runs_tmp/pub" >"$runs_tmp/scratch2.log" 2>&1; then
     fake_step 0 0 '2s/^\(\([^,]*,\)\{6\}\)[0-9.]*/\1999999/'
     printf '#!/bin/sh\ncat %s/read_floor.log\n' "$ref" >"$r/read_floor"; chmod +x "$r/read_floor"
     fakes="$runs_tmp/make:$fake_h100"
-    (cd "$r" && PATH=$fakes ./run_all.sh --steps 0,1 >"$runs_tmp/cmp.out" 2>&1); rc=$?
+    (cd "$r" && $nogpu PATH=$fakes ./run_all.sh --steps 0,1 >"$runs_tmp/cmp.out" 2>&1); rc=$?
     check "run_all (fake steps that pass): exit 0, tracked files untouched" bash -c "[ $rc -eq 0 ] && $(declare -f clean); clean $r"
     check "run_all prints and writes the comparison: v0 median 1.00 over 4 shapes, its slow one in the range" bash -c "
         grep -q '^| v0 | 4 | 1.00 | 1.00-[0-9.]* |' $runs_tmp/cmp.out && grep -q '^| v1 | ' $r/results/local/h100-80gb-hbm3/compare.md &&
         ! grep -q '^| v0 | 4 | 1.00 | 1.00-1.00 ' $runs_tmp/cmp.out"
-    (cd "$r" && PATH=$fakes ./run_all.sh --steps "0-99,0-99" >"$runs_tmp/r2.out" 2>&1)
+    (cd "$r" && $nogpu PATH=$fakes ./run_all.sh --steps "0-99,0-99" >"$runs_tmp/r2.out" 2>&1)
     check "run_all --steps 0-99,0-99: each step once" bash -c "
         n=\$(ls -d $r/steps/v*_*/ | wc -l); grep -q \"^\[\$n/\$n\] \" $runs_tmp/r2.out && ! grep -q \"^\[\$((n + 1))/\" $runs_tmp/r2.out"
     fake_step 1 1
-    (cd "$r" && PATH=$fakes ./run_all.sh --steps 0,1 >"$runs_tmp/f.out" 2>&1); rc=$?
+    (cd "$r" && $nogpu PATH=$fakes ./run_all.sh --steps 0,1 >"$runs_tmp/f.out" 2>&1); rc=$?
     check "run_all with a failing step: exit 1, the step listed as FAILED" bash -c "[ $rc -eq 1 ] && grep -q '^- FAILED v1: exit 1' $runs_tmp/f.out"
     fake_step 1 0; fake_step 2 3
-    (cd "$r" && PATH=$fakes ./run_all.sh --steps 0-2 >"$runs_tmp/s.out" 2>&1); rc=$?
+    (cd "$r" && $nogpu PATH=$fakes ./run_all.sh --steps 0-2 >"$runs_tmp/s.out" 2>&1); rc=$?
     check "run_all with a step that exits 3: skipped with its reason, exit 0" bash -c "
         [ $rc -eq 0 ] && grep -q '^- skipped v2: needs compute capability 9.0' $runs_tmp/s.out && ! grep -q FAILED $runs_tmp/s.out"
-    (cd "$r" && env -u DEFS -u NVCCFLAGS -u ARCH PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p1.out" 2>&1); rc=$?
+    (cd "$r" && env -u DEFS -u NVCCFLAGS -u ARCH $nogpu PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p1.out" 2>&1); rc=$?
     check "run_all --publish with a skipped step: refused in one line, exit 1, nothing tracked changed" bash -c "
         [ $rc -eq 1 ] && tail -n1 $runs_tmp/p1.out | grep -q 'not published' && $(declare -f clean); clean $r"
     fake_step 2 0
-    (cd "$r" && env -u DEFS -u NVCCFLAGS -u ARCH PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p2.out" 2>&1); rc=$?
+    (cd "$r" && env -u DEFS -u NVCCFLAGS -u ARCH $nogpu PATH=$fakes ./run_all.sh --publish >"$runs_tmp/p2.out" 2>&1); rc=$?
     check "run_all --publish of a complete passing run: exit 0, results/h100-80gb-hbm3/ replaced by the run's CSVs" bash -c "
         [ $rc -eq 0 ] && grep -q '^published: ' $runs_tmp/p2.out && grep -q '999999' $ref/step0.csv &&
         cmp -s $ref/step5.csv $r/results/local/h100-80gb-hbm3/step5.csv"
@@ -127,7 +136,7 @@ check "sweep.sh with no GPU ('No devices were found'): exit 3, one line" \
     bash -c "PATH=$runs_tmp/none6:\$PATH; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 3 'no NVIDIA GPU' tools/sweep.sh -s 0 ''"
 if [ -x ./step0 ]; then
     check "sweep.sh on a fake H100 (step0 exits 3): exit 3, one line" \
-        bash -c "PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 3 'cannot run here' tools/sweep.sh -s 0 ''"
+        bash -c "$export_nogpu; PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 3 'cannot run here' tools/sweep.sh -s 0 ''"
 fi
 check "sweep.sh -s without a value -> exit 2, one line" expect_exit 2 "needs a value" tools/sweep.sh -s
 check "sweep.sh --help ends at its own text" bash -c "tools/sweep.sh --help | tail -n1 | grep -vq 'set -'"

@@ -6,7 +6,7 @@ if declare -f scratch >/dev/null && [ -n "$built" ] && scratch "$tmp/runs/gpu" >
     [[ " $built " == *" 9 "* ]] && s1=9   # a fast SGEMM: its 8192^3 turns take seconds, step0's ten times as long
     (cd "$g" && ./run_all.sh --quick --steps "$s1" >"$tmp/runs/gpu_run.out" 2>&1); rc=$?
     check "run_all --quick --steps $s1 on this GPU: exit 0, no tracked file changed" bash -c "
-        [ $rc -eq 0 ] && $(declare -f clean); clean $g"
+        $(declare -f clean); [ $rc -eq 0 ] || { tail -n 5 $tmp/runs/gpu_run.out; exit 1; }; clean $g"
     check "run_all on this GPU: compare.md has step$s1's row against the reference, and the run says where it wrote" bash -c "
         grep -q '^| v$s1 | [1-9]' $g/results/local/*/compare.md && grep -q '^results: results/local/' $tmp/runs/gpu_run.out"
 else
