@@ -192,7 +192,7 @@ __device__ __forceinline__ void multiply_tiles(float acc[MI][NI][4], Stage *st, 
                 load_fragments(a[(s + 1) % 2], b[(s + 1) % 2], cur, (s + 1) * 16, wm, wn, lane);
             } else {
                 cp_async_wait<STAGES - 2>();   // this thread's copies of tile kt+1 have landed
-                __syncthreads();               // everyone's have; and every warp is done reading tile kt-1
+                __syncthreads();               // everyone's have; and every warp is done reading tile kt, whose buffer the next iteration refills
                 if (kt + 1 < tilesK) load_fragments(a[0], b[0], st[(kt + 1) % STAGES], 0, wm, wn, lane);
             }
             if (fill < tilesK) {
