@@ -3,18 +3,10 @@
  * its kl_step against what a Turing, Ampere, Ada, Hopper or Blackwell part
  * has.  One line per test. */
 #include "device.h"
+#include "unit.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int failures, tests;
-#define TEST(cond, ...)                                                         \
-    do {                                                                        \
-        tests++;                                                                \
-        if (cond) { printf("ok - "); printf(__VA_ARGS__); printf("\n"); }       \
-        else { failures++; printf("not ok - "); printf(__VA_ARGS__);            \
-               printf(": %s (line %d)\n", #cond, __LINE__); }                   \
-    } while (0)
 
 /* Shared memory a block may ask for (cudaDevAttrMaxSharedMemoryPerBlockOptin), per the
  * CUDA programming guide's table: 7.5 64 KB, 8.0 163 KB, 8.6/8.9 99 KB, 9.0 227 KB. */
@@ -52,6 +44,5 @@ int main(void) {
          "an sm_90a step on 10.0 (newer, but sm_90a code does not run there): refused: %s", msg);
     TEST(!refuses(&v20, &h100, msg), "an sm_90a step runs on 9.0");
     TEST(refuses(&v9, &turing, msg) && !strchr(msg, '\n'), "the reason is one line");
-    printf("1..%d\n", tests);   /* the plan, last: run_tests.sh counts the lines against it */
-    return failures != 0;
+    return unit_plan();
 }

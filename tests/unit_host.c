@@ -6,19 +6,11 @@
 #include "report.h"
 #include "rng.h"
 #include "timing.h"
+#include "unit.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int failures, tests;
-#define TEST(cond, ...)                                                         \
-    do {                                                                        \
-        tests++;                                                                \
-        if (cond) { printf("ok - "); printf(__VA_ARGS__); printf("\n"); }       \
-        else { failures++; printf("not ok - "); printf(__VA_ARGS__);            \
-               printf(": %s (line %d)\n", #cond, __LINE__); }                   \
-    } while (0)
 
 static int parse(const char *line, kl_cli *c, char *err, size_t n, const kl_opt *opts) {
     static char buf[512];   /* argv strings outlive the call: c->csv points into them */
@@ -330,6 +322,5 @@ int main(void) {
     test_absmax();
     test_cpu_reference();
     test_csv();
-    printf("1..%d\n", tests);   /* the plan, last: run_tests.sh counts the lines against it */
-    return failures ? 1 : 0;
+    return unit_plan();
 }
