@@ -11,14 +11,7 @@
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     set -uo pipefail
     cd "$(dirname "$0")/.."
-    pass=0 fail=0 skip=0
-    ok()  { pass=$((pass + 1)); echo "ok - $*"; }
-    bad() { fail=$((fail + 1)); echo "not ok - $*"; }
-    skp() { skip=$((skip + 1)); echo "skip - $*"; }
-    check() {
-        local what=$1; shift
-        if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 8 "$tmp/check.out" | sed 's/^/    /'; fi
-    }
+    . tests/lib.sh
     tmp=tests/tmp/negative; rm -rf "$tmp"; mkdir -p "$tmp"
     neg_alone=1
 fi

@@ -147,20 +147,7 @@ run_suite() {
     local dir=$1; shift
     (
         cd "$dir" || exit 1
-        pass=0 fail=0 skip=0
-        ok()   { pass=$((pass + 1)); echo "ok - $*"; }
-        bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
-        skp()  { skip=$((skip + 1)); echo "skip - $*"; }
-        check() {
-            local what=$1; shift
-            if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
-        }
-        expect_exit() {   # as run_tests.sh's: exit code, one line on stderr matching PATTERN
-            local code=$1 pat=$2; shift 2
-            "$@" >"$tmp/expect.out" 2>"$tmp/err"; local rc=$?
-            [ $rc -eq "$code" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$pat" "$tmp/err" && return 0
-            echo "    got exit $rc, stderr: $(head -c 300 "$tmp/err")"; return 1
-        }
+        . tests/lib.sh   # run_tests.sh's helpers and counts, from the copy
         tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
         LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm"
         CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"

@@ -7,14 +7,7 @@
 # TEST_JOBS (default 4) steps at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-pass=0 fail=0 skip=0
-ok()   { pass=$((pass + 1)); echo "ok - $*"; }
-bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
-skp()  { skip=$((skip + 1)); echo "skip - $*"; }
-check() {   # check WHAT cmd...: ok when cmd succeeds; its output is shown only on failure
-    local what=$1; shift
-    if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
-}
+. tests/lib.sh   # ok, bad, skp, check, expect_exit and the counts pass, fail, skip
 tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
 LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm"   # libkl.a holds C++ objects
 CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
@@ -63,12 +56,6 @@ check "make: the marked fixture (wgmma) builds; the same source unmarked does no
 # charts without gnuplot: tests/cpu_harness.sh, cpu_unit.sh, cpu_links.sh, cpu_nognuplot.sh.
 
 # ---- each program's command line: bad input is one line and exit 2 -----------------
-expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stderr matching PATTERN
-    local code=$1 pat=$2; shift 2
-    "$@" >"$tmp/expect.out" 2>"$tmp/err"; local rc=$?
-    [ $rc -eq "$code" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$pat" "$tmp/err" && return 0
-    echo "    got exit $rc, stderr: $(head -c 300 "$tmp/err")"; return 1
-}
 for s in $built; do
     check "step$s --help exits 0" ./step$s --help
     check "step$s --sizes 0 -> exit 2" expect_exit 2 "0 is out of range: it must be from 1 to" ./step$s --sizes 0

@@ -1,0 +1,19 @@
+# lib.sh - the helpers every test file uses, sourced by tests/run_tests.sh, by
+# tests/gpu_negative.sh when it runs alone and by tests/mutants.sh in each suite's
+# run.  Sourcing it starts the counts at zero.  Each test prints one line, "ok - ",
+# "not ok - " or "skip - " and what it tested; the caller prints the totals.
+# check and expect_exit write their output under $tmp, which the caller sets.
+pass=0 fail=0 skip=0
+ok()   { pass=$((pass + 1)); echo "ok - $*"; }
+bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
+skp()  { skip=$((skip + 1)); echo "skip - $*"; }
+check() {   # check WHAT cmd...: ok when cmd succeeds; its output is shown only on failure (its last 5 lines)
+    local what=$1; shift
+    if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
+}
+expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stderr matching PATTERN
+    local code=$1 pat=$2; shift 2
+    "$@" >"$tmp/expect.out" 2>"$tmp/err"; local rc=$?
+    [ $rc -eq "$code" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$pat" "$tmp/err" && return 0
+    echo "    got exit $rc, stderr: $(head -c 300 "$tmp/err")"; return 1
+}
