@@ -277,7 +277,7 @@ static void fmt(char *buf, size_t n, const char *f, double v) {
     else snprintf(buf, n, "-");
 }
 
-static void print_row(const kl_op *op, const kl_row *r, int variants, double cublas_rate, double tol_used) {
+static void print_row(const kl_op *op, const kl_row *r, int variants, double cublas_rate) {
     char t[32], rate[32], cb[32], pc[32], ce[32], re[32], tu[32];
     fmt(t, sizeof t, "%.1f", r->time_us);
     fmt(rate, sizeof rate, op->memory_bound ? "%.0f" : "%.2f", op->memory_bound ? r->gbps : r->tflops);
@@ -285,7 +285,7 @@ static void print_row(const kl_op *op, const kl_row *r, int variants, double cub
     fmt(pc, sizeof pc, "%.1f", kl_pct_cublas(r));
     fmt(ce, sizeof ce, "%.1f", r->pct_ceiling);
     fmt(re, sizeof re, "%.1e", r->rel_err);
-    fmt(tu, sizeof tu, "%.2g", tol_used);
+    fmt(tu, sizeof tu, "%.2g", r->tol_used);
     if (variants) printf("%8d %8d %8d %-18s%11s %9s %9s %8s %8s %9s %8s  %s\n", r->m, r->n, r->k, r->variant, t, rate, cb, pc, ce, re, tu, r->pass ? "PASS" : "FAIL");
     else printf("%8d %8d %8d %11s %9s %9s %8s %8s %9s %8s  %s\n", r->m, r->n, r->k, t, rate, cb, pc, ce, re, tu, r->pass ? "PASS" : "FAIL");
     fflush(stdout);
@@ -309,7 +309,7 @@ static void launch_body(void *ctx, int i) {
 }
 
 /* Problem p's row for one kernel: checked here, timed later with the others. */
-static void check_row(engine *e, const kl_kernel *kern, void *st, const kl_problem *p, kl_row *r, double *tol_used) {
+static void check_row(engine *e, const kl_kernel *kern, void *st, const kl_problem *p, kl_row *r) {
     const kl_op *op = kern->op;
     memset(r, 0, sizeof *r);
     r->step = e->step->number;
@@ -319,11 +319,11 @@ static void check_row(engine *e, const kl_kernel *kern, void *st, const kl_probl
     r->part = op->part;
     r->memory_bound = op->memory_bound;
     r->m = p->m; r->n = p->n; r->k = p->k;
-    r->pass = check_kernel(op, st, kern, &r->rel_err, tol_used);
+    r->pass = check_kernel(op, st, kern, &r->rel_err, &r->tol_used);
 }
 
 /* The row's rates from its times; print and write it. */
-static void report_row(engine *e, const kl_op *op, const kl_problem *p, kl_row *r, double tol_used) {
+static void report_row(engine *e, const kl_op *op, const kl_problem *p, kl_row *r) {
     const double fl = op->flops(p), by = op->bytes(p);
     r->tflops = fl > 0 ? fl / (r->time_us * 1e-6) / 1e12 : NAN;
     r->gbps = by > 0 ? by / (r->time_us * 1e-6) / 1e9 : NAN;
@@ -331,7 +331,7 @@ static void report_row(engine *e, const kl_op *op, const kl_problem *p, kl_row *
                                       : 100.0 * r->tflops / kl_peak_tflops(&e->env, op->tensor_core, e->clock_khz);
     const double ref_us = r->cublas_time_us;
     const double cublas_rate = op->memory_bound ? by / (ref_us * 1e-6) / 1e9 : fl / (ref_us * 1e-6) / 1e12;
-    print_row(op, r, e->any_variant, cublas_rate, tol_used);
+    print_row(op, r, e->any_variant, cublas_rate);
     if (e->csv) { kl_csv_row(e->csv, r); fflush(e->csv); }
     e->failures += !r->pass;
 }
@@ -348,7 +348,6 @@ static void run_problem(engine *e, int i) {
         if (i == 0 || j > 0) print_columns(op, e->any_variant);
         void *st = op->setup(p, nrot, &e->env);
         kl_row rows[KL_MAX_KERNELS];
-        double used[KL_MAX_KERNELS];   /* err/tol of each row */
         timed_body tb[KL_MAX_KERNELS + 1];
         kl_body body[KL_MAX_KERNELS + 1];
         int nr = 0, nb = 0;
@@ -356,8 +355,7 @@ static void run_problem(engine *e, int i) {
         if (ref) tb[nb++] = (timed_body){op, st, NULL, nrot, e->env.stream};   /* cuBLAS: body 0 */
         for (int q = j; q < e->nk; ++q) {
             if (op_of(e, q) != op) continue;
-            check_row(e, &e->step->kernels[q], st, p, &rows[nr], &used[nr]);
-            ++nr;
+            check_row(e, &e->step->kernels[q], st, p, &rows[nr++]);
             if (!e->cli.check_only) tb[nb++] = (timed_body){op, st, &e->step->kernels[q], nrot, e->env.stream};
         }
         double us[KL_MAX_KERNELS + 1];
@@ -369,7 +367,7 @@ static void run_problem(engine *e, int i) {
         for (int q = 0; q < nr; ++q) {
             rows[q].time_us = e->cli.check_only ? NAN : us[ref + q];
             rows[q].cublas_time_us = ref ? us[0] : NAN;
-            report_row(e, op, p, &rows[q], used[q]);
+            report_row(e, op, p, &rows[q]);
         }
         if (!e->cli.check_only && op->baseline_note) {
             const char *note = op->baseline_note(st);

@@ -27,6 +27,7 @@ typedef struct kl_row {
     double cublas_time_us;   /* NAN: no baseline */
     double pct_ceiling;
     double rel_err;
+    double tol_used;         /* err/tol: the worst |out - ref| / tolerance (printed; not in the CSV) */
     int pass;
 } kl_row;
 
