@@ -9,13 +9,12 @@
 # together the GPU (clock, memory, model) differs; when only the step's moves,
 # the step does.  Plain awk, like tables.sh.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 run=${1:-} ref=${2:-}
-case $run in -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case $run in -h|--help) print_header "$0"; exit 0 ;; esac
 [ -d "$run" ] && [ -d "$ref" ] || { echo "usage: tools/compare.sh RUN_DIR REF_DIR (both folders of stepN.csv)" >&2; exit 2; }
-shopt -s nullglob
-csvs=("$run"/step*.csv)
-[ ${#csvs[@]} -gt 0 ] || { echo "compare.sh: no step*.csv in $run" >&2; exit 1; }
-mapfile -t files < <(for f in "${csvs[@]}"; do n=$(basename "$f" .csv); echo "${n#step} $f"; done | sort -n | cut -d' ' -f2-)
+mapfile -t files < <(step_csvs "$run")
+[ ${#files[@]} -gt 0 ] || { echo "compare.sh: no step*.csv in $run" >&2; exit 1; }
 
 echo "| step | shapes | time / ref: median | range | cuBLAS / ref: median | checks |"
 echo "|---|---:|---:|---|---:|---|"

@@ -29,13 +29,12 @@ esac
 dir=${1:?usage: tools/tables.sh [--ladder|--headline|--ceilings] RESULTS_DIR [PLOT_DIR]}
 plotdir=${2:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/tools/lib.sh"
 shopt -s nullglob
-csvs=("$dir"/step*.csv)
-[ ${#csvs[@]} -gt 0 ] || { echo "tables.sh: no step*.csv in $dir" >&2; exit 1; }
+mapfile -t files < <(step_csvs "$dir")
+[ ${#files[@]} -gt 0 ] || { echo "tables.sh: no step*.csv in $dir" >&2; exit 1; }
 # step number -> directory name (v7_tile_8x8), for row labels
-names=$(for d in "$here"/steps/v*_*/; do b=$(basename "$d"); echo "${b%%_*} $b"; done | sed 's/^v//')
-# numeric order of steps: step10 after step9
-mapfile -t files < <(for f in "${csvs[@]}"; do n=$(basename "$f" .csv); echo "${n#step} $f"; done | sort -n | cut -d' ' -f2-)
+names=$(step_dirs "$here")
 # The GPU's full name, from the first step log that has one ("GPU 0: NVIDIA H100 80GB HBM3, sm_90, ...").
 logs=("$dir"/step*.log)
 gpuname=""

@@ -38,6 +38,7 @@ compgen -G "$res/step*.csv" >/dev/null || { echo "update_docs.sh: no step*.csv i
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+. tools/lib.sh
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(README.md docs/*.md)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -95,10 +96,7 @@ steps_table() {
     echo "|---|---|---|---|"
     local heads
     heads=$(tools/tables.sh --headline "$res" </dev/null)
-    for d in steps/v*_*/; do
-        b=$(basename "$d"); n=${b%%_*}; n=${n#v}
-        echo "$n $b"
-    done | sort -n | while read -r n b; do
+    step_dirs . | while read -r n b; do
         title=$(grep -ho 'title = "[^"]*"' steps/"$b"/*.cu | head -n1 | sed 's/title = "//; s/"$//' || true)
         doc=$(ls docs/v"$n"_*.md 2>/dev/null | head -n1 || true)
         head=$(awk -F'\t' -v n="$n" '$1 == n { print $2 }' <<<"$heads")
