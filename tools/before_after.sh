@@ -27,6 +27,8 @@ echo "build round m n k TFLOPS cuBLAS_TFLOPS pct_cublas"
 for r in $(seq "$rounds"); do
     for b in before after; do
         "$out/$b" --sizes "$sizes" --csv "$out/$b.$r.csv" >/dev/null
-        awk -F, -v b="$b" -v r="$r" 'NR > 1 { printf "%s %s %s %s %s %s %.1f %s\n", b, r, $4, $5, $6, $8, 2.0 * $4 * $5 * $6 / $10 / 1e6, $11 }' "$out/$b.$r.csv"
+        awk -F, -v b="$b" -v r="$r" 'NR == 1 { for (j = 1; j <= NF; j++) c[$j] = j; next }   # columns by header name
+            { m = $(c["m"]); n = $(c["n"]); k = $(c["k"])
+              printf "%s %s %s %s %s %s %.1f %s\n", b, r, m, n, k, $(c["tflops"]), 2.0 * m * n * k / $(c["cublas_time_us"]) / 1e6, $(c["pct_cublas"]) }' "$out/$b.$r.csv"
     done
 done

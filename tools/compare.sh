@@ -22,20 +22,19 @@ for f in "${files[@]}"; do
     s=$(basename "$f" .csv)
     r="$ref/$s.csv"
     [ -f "$r" ] || r=/dev/null
-    # CSV: step,op,dtype,m,n,k,time_us(7),...,cublas_time_us(10),...,status(14),variant(15)
     awk -F, -v step="${s#step}" '
         function median(a, n,   i, j, x) {   # insertion sort: mawk has no asort
             for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
             return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
         }
-        FNR == 1 { next }
-        NR == FNR { key = $15 SUBSEP $4 SUBSEP $5 SUBSEP $6; t[key] = $7; c[key] = $10; next }
+        FNR == 1 { delete col; for (j = 1; j <= NF; j++) col[$j] = j; next }   # each file: columns by header name
+        { key = $(col["variant"]) SUBSEP $(col["m"]) SUBSEP $(col["n"]) SUBSEP $(col["k"]); time = $(col["time_us"]); cublas = $(col["cublas_time_us"]) }
+        NR == FNR { t[key] = time; c[key] = cublas; next }
         {
-            rows++; if ($14 != "PASS") bad++
-            key = $15 SUBSEP $4 SUBSEP $5 SUBSEP $6
-            if (!(key in t) || t[key] <= 0 || $7 == "") next
-            q[++n] = $7 / t[key]
-            if (c[key] > 0 && $10 != "") cb[++nc] = $10 / c[key]
+            rows++; if ($(col["status"]) != "PASS") bad++
+            if (!(key in t) || t[key] <= 0 || time == "") next
+            q[++n] = time / t[key]
+            if (c[key] > 0 && cublas != "") cb[++nc] = cublas / c[key]
         }
         END {
             checks = bad ? bad " of " rows " FAILED" : (rows ? "all " rows " PASS" : "no rows")

@@ -54,18 +54,19 @@ done
 # header from the first CSV that has rows
 first=$(ls "$tmp"/r*.csv 2>/dev/null | head -n1 || true)
 [ -n "$first" ] || { cat "$tmp"/run*.log "$tmp"/build*.log 2>/dev/null | tail -n 20; [ -f "$tmp/rows" ] && cat "$tmp/rows"; echo "sweep.sh: no setting produced results" >&2; exit 1; }
-awk -F, 'NR > 1 { printf "| %sx%sx%s%s ", $4, $5, $6, ($15 != "" ? " " $15 : "") } END { print "|" }' "$first" | sed 's/^/| setting /' >"$tmp/head"
+awk -F, 'NR == 1 { for (j = 1; j <= NF; j++) c[$j] = j; next }   # columns by header name
+           { v = $(c["variant"]); printf "| %sx%sx%s%s ", $(c["m"]), $(c["n"]), $(c["k"]), (v != "" ? " " v : "") } END { print "|" }' "$first" | sed 's/^/| setting /' >"$tmp/head"
 cat "$tmp/head"
 awk -F'|' '{ printf "|---"; for (i = 3; i < NF; i++) printf "|---"; print "|" }' "$tmp/head"
 for ((j = 0; j < i; j++)); do
     [ -f "$tmp/r$j.csv" ] || continue
     awk -F, -v name="$(cat "$tmp/name$j")" -v metric=$metric '
-        NR == 1 { next }
+        NR == 1 { for (j = 1; j <= NF; j++) c[$j] = j; next }   # columns by header name
         {
-            rate = ($17 == "memory") ? $9 " GB/s" : $8 " TFLOPS"
-            cell = (metric == "time") ? $7 " us" : rate
-            if ($11 != "") cell = cell " (" $11 "%)"
-            if ($14 != "PASS") cell = cell " FAIL"
+            rate = ($(c["bound"]) == "memory") ? $(c["gbps"]) " GB/s" : $(c["tflops"]) " TFLOPS"
+            cell = (metric == "time") ? $(c["time_us"]) " us" : rate
+            if ($(c["pct_cublas"]) != "") cell = cell " (" $(c["pct_cublas"]) "%)"
+            if ($(c["status"]) != "PASS") cell = cell " FAIL"
             line = line "| " cell " "
         }
         END { printf "| `%s` %s|\n", name, line }' "$tmp/r$j.csv"
