@@ -29,7 +29,7 @@ for f in "${files[@]}"; do
         }
         FNR == 1 { delete col; for (j = 1; j <= NF; j++) col[$j] = j; next }   # each file: columns by header name
         { key = $(col["variant"]) SUBSEP $(col["m"]) SUBSEP $(col["n"]) SUBSEP $(col["k"]); time = $(col["time_us"]); cublas = $(col["cublas_time_us"]) }
-        NR == FNR { t[key] = time; c[key] = cublas; next }
+        !in_run { t[key] = time; c[key] = cublas; next }   # the reference, read first
         {
             rows++; if ($(col["status"]) != "PASS") bad++
             if (!(key in t) || t[key] <= 0 || time == "") next
@@ -42,5 +42,5 @@ for f in "${files[@]}"; do
             lo = q[1]; hi = q[1]; for (i = 2; i <= n; i++) { if (q[i] < lo) lo = q[i]; if (q[i] > hi) hi = q[i] }
             printf "| v%s | %d | %.2f | %.2f-%.2f | %s | %s |\n", step, n, median(q, n), lo, hi,
                    nc ? sprintf("%.2f", median(cb, nc)) : "-", checks
-        }' "$r" "$f"
+        }' "$r" in_run=1 "$f"
 done
