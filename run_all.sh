@@ -29,8 +29,8 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 REF_GPU=h100-80gb-hbm3
+. tools/lib.sh
 
-usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 die() { echo "run_all.sh: $2" >&2; exit "$1"; }
 steps_spec="" have_spec=0 quick=0 publish=0
 while [ $# -gt 0 ]; do
@@ -40,13 +40,13 @@ while [ $# -gt 0 ]; do
         --steps=*) steps_spec=${1#--steps=}; have_spec=1; shift ;;
         --quick) quick=1; shift ;;
         --publish) publish=1; shift ;;
-        -h|--help) usage; exit 0 ;;
+        -h|--help) print_header "$0"; exit 0 ;;
         *) die 2 "unknown option '$1' (see ./run_all.sh --help)" ;;
     esac
 done
 
 # ---- which steps ------------------------------------------------------------
-available=$(for d in steps/v*_*/; do b=$(basename "$d"); echo "${b%%_*}"; done | sed 's/^v//' | sort -n)
+available=$(step_dirs . | cut -d' ' -f1)
 if [ $have_spec -eq 1 ]; then
     [ -n "$steps_spec" ] || die 2 "--steps is empty: give steps such as --steps 0-9 or --steps 3,5,7"
     selected=""
@@ -81,13 +81,6 @@ if [ $publish -eq 1 ]; then
 fi
 
 # ---- the GPU: its name from nvidia-smi ("No devices were found" is none) ----------
-gpu_name() {
-    local out
-    out=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null) || return 1
-    out=$(head -n1 <<<"$out")
-    case $out in "" | *"No devices were found"* | *"has failed"* | *"ould not"* | *"ouldn't"*) return 1 ;; esac
-    echo "$out"
-}
 gpu=$(gpu_name) || gpu=""
 [ -n "$gpu" ] || [ $publish -eq 0 ] || die 3 "--publish: no NVIDIA GPU found (nvidia-smi shows none); nothing to publish"
 
@@ -120,7 +113,6 @@ args=()
 
 # ---- run ----------------------------------------------------------------------------
 failed=() skipped=() ran=0 i=0 start=$SECONDS
-last_line() { grep -v '^[[:space:]]*$' "$1" | tail -n1; }
 for s in "${steps[@]}"; do
     i=$((i + 1))
     echo

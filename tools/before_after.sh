@@ -15,10 +15,8 @@ out=build/before_after/$n; mkdir -p "$out"
 if [ -f "$rev" ]; then cp "$rev" "$out/before.cu"; else git show "$rev:$src" >"$out/before.cu"; fi
 make -s "step$n" >/dev/null && cp "step$n" "$out/after"
 # The Makefile's flags for a step (sm_90a when the source asks for it), on REV's source.
-cuda=$(dirname "$(dirname "$(command -v nvcc)")")
-arch="-arch=${ARCH:-sm_90}"; grep -q '^// build: sm_90a' "$out/before.cu" && arch="-gencode=arch=compute_90a,code=sm_90a"
-nvcc -O3 -lineinfo -std=c++17 -Xcompiler -Wall $arch -Icommon -o "$out/before" "$out/before.cu" build/libkl.a \
-    -L"$cuda/lib64" -lcublas -lcublasLt -lcudart -lgomp -lm
+# shellcheck disable=SC2046
+nvcc -o "$out/before" "$out/before.cu" $(make -s flags SRC="$out/before.cu")
 for b in before after; do
     "$out/$b" --check-only --sizes 1,7,33,127,1000 -k 64 >/dev/null || { echo "$b: the check failed" >&2; exit 1; }
     echo "$b: checks passed"
@@ -27,6 +25,8 @@ echo "build round m n k TFLOPS cuBLAS_TFLOPS pct_cublas"
 for r in $(seq "$rounds"); do
     for b in before after; do
         "$out/$b" --sizes "$sizes" --csv "$out/$b.$r.csv" >/dev/null
-        awk -F, -v b="$b" -v r="$r" 'NR > 1 { printf "%s %s %s %s %s %s %.1f %s\n", b, r, $4, $5, $6, $8, 2.0 * $4 * $5 * $6 / $10 / 1e6, $11 }' "$out/$b.$r.csv"
+        awk -F, -v b="$b" -v r="$r" 'NR == 1 { for (j = 1; j <= NF; j++) c[$j] = j; next }   # columns by header name
+            { m = $(c["m"]); n = $(c["n"]); k = $(c["k"])
+              printf "%s %s %s %s %s %s %.1f %s\n", b, r, m, n, k, $(c["tflops"]), 2.0 * m * n * k / $(c["cublas_time_us"]) / 1e6, $(c["pct_cublas"]) }' "$out/$b.$r.csv"
     done
 done

@@ -29,13 +29,12 @@ esac
 dir=${1:?usage: tools/tables.sh [--ladder|--headline|--ceilings] RESULTS_DIR [PLOT_DIR]}
 plotdir=${2:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/tools/lib.sh"
 shopt -s nullglob
-csvs=("$dir"/step*.csv)
-[ ${#csvs[@]} -gt 0 ] || { echo "tables.sh: no step*.csv in $dir" >&2; exit 1; }
+mapfile -t files < <(step_csvs "$dir")
+[ ${#files[@]} -gt 0 ] || { echo "tables.sh: no step*.csv in $dir" >&2; exit 1; }
 # step number -> directory name (v7_tile_8x8), for row labels
-names=$(for d in "$here"/steps/v*_*/; do b=$(basename "$d"); echo "${b%%_*} $b"; done | sed 's/^v//')
-# numeric order of steps: step10 after step9
-mapfile -t files < <(for f in "${csvs[@]}"; do n=$(basename "$f" .csv); echo "${n#step} $f"; done | sort -n | cut -d' ' -f2-)
+names=$(step_dirs "$here")
 # The GPU's full name, from the first step log that has one ("GPU 0: NVIDIA H100 80GB HBM3, sm_90, ...").
 logs=("$dir"/step*.log)
 gpuname=""
@@ -232,23 +231,29 @@ END {
     }
     close(cf)
 }
-function table(p,   i, j, line) {
-    if (!seen[p]) return
-    printf "### %s\n\n| step |", title[p]
+# The table of the cells of part p: its head (a column per size), then one row.
+function thead(p,   j) {
+    printf "| step |"
     for (j = 1; j <= ncol[p]; j++) printf " %s |", cols[p, j]
     printf "\n|---|"
     for (j = 1; j <= ncol[p]; j++) printf "---:|"
     printf "\n"
-    for (i = 1; i <= nrow[p]; i++) {
-        printf "| %s |", rows[p, i]
-        for (j = 1; j <= ncol[p]; j++) { line = val[p, rows[p, i], cols[p, j]]; printf " %s |", (line == "" ? "" : line) }
-        printf "\n"
-    }
+}
+function trow(p, r,   j) {
+    printf "| %s |", r
+    for (j = 1; j <= ncol[p]; j++) printf " %s |", val[p, r, cols[p, j]]
+    printf "\n"
+}
+function table(p,   i) {
+    if (!seen[p]) return
+    printf "### %s\n\n", title[p]
+    thead(p)
+    for (i = 1; i <= nrow[p]; i++) trow(p, rows[p, i])
     printf "\n"
 }
 # One row per step: its own method (and, where rows run at several m, the m of
 # the part headline shape), every column of the part.
-function ladder(p,   i, j, r, hm, line, png) {
+function ladder(p,   i, r, hm, line, png) {
     if (!seen[p]) return
     hm = hshape[p]; sub(/x.*/, "", hm)
     printf "### %s\n\n", title[p]
@@ -258,17 +263,11 @@ function ladder(p,   i, j, r, hm, line, png) {
     close(png)
     if (plotdir != "" && (getline line < png) >= 0) printf "[<img src=\"%s\" width=\"640\" alt=\"%s on %s\">](%s)\n\n", png, chart[p], gpu, png
     close(png)
-    printf "| step |"
-    for (j = 1; j <= ncol[p]; j++) printf " %s |", cols[p, j]
-    printf "\n|---|"
-    for (j = 1; j <= ncol[p]; j++) printf "---:|"
-    printf "\n"
+    thead(p)
     for (i = 1; i <= nrow[p]; i++) {
         r = rows[p, i]
         if (!ownrow[p, r] || (mlabel[p] && hm != "" && rowm[p, r] != hm)) continue
-        printf "| %s |", r
-        for (j = 1; j <= ncol[p]; j++) { line = val[p, r, cols[p, j]]; printf " %s |", (line == "" ? "" : line) }
-        printf "\n"
+        trow(p, r)
     }
     printf "\n"
 }

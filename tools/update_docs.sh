@@ -38,6 +38,7 @@ compgen -G "$res/step*.csv" >/dev/null || { echo "update_docs.sh: no step*.csv i
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+. tools/lib.sh
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(README.md docs/*.md)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -93,12 +94,9 @@ floor_table() {   # $1 = step, $2 = variant, $3... = NxK=MB
 steps_table() {
     echo "| step | what it changes | doc | headline on the reference GPU: one shape per part, the step's own method |"
     echo "|---|---|---|---|"
-    local heads=""
-    [ -n "$(ls "$res"/step*.csv 2>/dev/null)" ] && heads=$(tools/tables.sh --headline "$res" </dev/null)
-    for d in steps/v*_*/; do
-        b=$(basename "$d"); n=${b%%_*}; n=${n#v}
-        echo "$n $b"
-    done | sort -n | while read -r n b; do
+    local heads
+    heads=$(tools/tables.sh --headline "$res" </dev/null)
+    step_dirs . | while read -r n b; do
         title=$(grep -ho 'title = "[^"]*"' steps/"$b"/*.cu | head -n1 | sed 's/title = "//; s/"$//' || true)
         doc=$(ls docs/v"$n"_*.md 2>/dev/null | head -n1 || true)
         head=$(awk -F'\t' -v n="$n" '$1 == n { print $2 }' <<<"$heads")
@@ -195,8 +193,7 @@ fill_values() {   # $1 = input, $2 = the file's name for messages; writes stdout
         END { if (failed) exit 1 }' "$1"
 }
 
-ceils=""
-[ -n "$(ls "$res"/step*.csv 2>/dev/null)" ] && ceils=$(tools/tables.sh --ceilings "$res" </dev/null)
+ceils=$(tools/tables.sh --ceilings "$res" </dev/null)
 
 # Every file is regenerated into $tmp first; a failing marker anywhere leaves every file as it was.
 nf=0
@@ -228,8 +225,7 @@ for f in "${files[@]}"; do
             steps_table >>"$tmp/out"
             skip=1
         elif [[ $line == "<!-- ladder -->" ]]; then
-            if [ -n "$(ls "$res"/step*.csv 2>/dev/null)" ]; then tools/tables.sh --ladder "$res" "$plots" </dev/null >>"$tmp/out"
-            else echo "(no results yet: run ./run_all.sh)" >>"$tmp/out"; fi
+            tools/tables.sh --ladder "$res" "$plots" </dev/null >>"$tmp/out"
             skip=1
         fi
     done <"$f"

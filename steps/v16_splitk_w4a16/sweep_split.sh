@@ -18,6 +18,7 @@
 # S: S_MULT=2 doubles every S tried (and give "table" that build's BN).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tools/lib.sh
 mode=${1:-}; raw=${2:-}
 [ -n "$mode" ] && [ -n "$raw" ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 BN=${BN:-128} BN_HI=${BN_HI:-64} BLOCKS_PER_SM=${BLOCKS_PER_SM:-3} BLOCKS_PER_SM_HI=${BLOCKS_PER_SM_HI:-4} SMS=${SMS:-132}
@@ -46,7 +47,7 @@ if [ "$mode" = run ]; then
             runs=$((runs + 1)) rc=0
             ./step16 -n "$n" -k "$k" --split "$s" --iters 50 --csv "$tmp/r.csv" >"$tmp/log" 2>&1 || rc=$?
             if [ $rc -eq 3 ]; then   # this GPU cannot run step16 at all: the other runs would say the same
-                echo "sweep_split.sh: step16 cannot run here: $(grep -v '^[[:space:]]*$' "$tmp/log" | tail -n1)" >&2; exit 3
+                echo "sweep_split.sh: step16 cannot run here: $(last_line "$tmp/log")" >&2; exit 3
             elif [ $rc -ne 0 ]; then
                 failed=$((failed + 1))
                 echo "sweep: -n $n -k $k --split $s failed (exit $rc):" >&2; tail -n 5 "$tmp/log" >&2; continue
