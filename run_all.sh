@@ -128,8 +128,7 @@ for s in "${steps[@]}"; do
         0) ran=$((ran + 1)) ;;
         3) reason=$(last_line "$res/step$s.log"); reason=${reason#step$s: }
            echo "[$i/${#steps[@]}] step$s skipped: cannot run on this GPU (exit 3)"
-           skipped+=("v$s: $reason")
-           rm -f "$res/step$s.csv" ;;   # a header and no rows: nothing to tabulate
+           skipped+=("v$s: $reason") ;;   # the step wrote no CSV (the harness leaves none when nothing ran)
         *) ran=$((ran + 1))
            echo "[$i/${#steps[@]}] step$s FAILED (exit $rc)"
            failed+=("v$s: exit $rc: $(last_line "$res/step$s.log")") ;;

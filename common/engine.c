@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The rounds in which cuBLAS and the kernels of one problem take turns on
  * the GPU (timing.h: kl_time_turns_us). */
@@ -399,6 +400,16 @@ static int parse_args(engine *e, int argc, char **argv) {
     return -1;
 }
 
+/* Nothing ran: leave no CSV holding a header alone.  It is opened before the GPU
+ * work, so that a path it cannot write fails first; only a regular file named
+ * as such is removed (lstat: never a link such as /dev/stdout, a pipe or a device). */
+static void drop_csv(engine *e) {
+    struct stat sb;
+    fclose(e->csv);
+    e->csv = NULL;
+    if (lstat(e->cli.csv, &sb) == 0 && S_ISREG(sb.st_mode)) remove(e->cli.csv);
+}
+
 static int open_csv(engine *e) {
     if (!e->cli.csv) return 0;
     e->csv = fopen(e->cli.csv, "w");
@@ -422,7 +433,7 @@ int kl_main(int argc, char **argv, const kl_step *step) {
     int rc = parse_args(&e, argc, argv);
     if (rc >= 0) return rc;
     if ((rc = plan_problems(&e)) || (rc = open_csv(&e)) || (rc = open_gpu(&e)) || (rc = check_memory(&e))) {
-        if (e.csv) fclose(e.csv);
+        if (e.csv) drop_csv(&e);
         return rc;
     }
     print_header(&e);

@@ -72,6 +72,11 @@ gpu=0
 if nvidia-smi -L >/dev/null 2>&1 && [ -x ./step0 ] && ./step0 --check-only --sizes 1 >/dev/null 2>&1; then gpu=1; fi
 if [ $gpu -eq 0 ] && [ -x ./step0 ]; then
     check "no GPU: step0 says so in one line and exits 3" expect_exit 3 "no usable CUDA GPU" ./step0
+    # (a link stands in for /dev/stdout: the harness must not remove a link it was given)
+    check "no GPU: step0 --csv FILE leaves no CSV of a header alone, and a --csv link stays" bash -c "
+        ./step0 --csv $tmp/none.csv 2>/dev/null; [ \$? -eq 3 ] && [ ! -e $tmp/none.csv ] &&
+        : >$tmp/target.csv && ln -sf target.csv $tmp/link.csv && { ./step0 --csv $tmp/link.csv 2>/dev/null; true; } &&
+        [ -L $tmp/link.csv ] && [ -s $tmp/target.csv ]"
     check "no GPU: run_all.sh builds, says so, exits 0" bash -c './run_all.sh --steps 0 >'"$tmp"'/ra.out 2>&1 && grep -q "no NVIDIA GPU found" '"$tmp"'/ra.out'
 fi
 if make -s read_floor >"$tmp/build_floor.log" 2>&1; then
