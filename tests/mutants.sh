@@ -149,8 +149,6 @@ run_suite() {
         cd "$dir" || exit 1
         . tests/lib.sh   # run_tests.sh's helpers and counts, from the copy
         tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
-        LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm"
-        CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
         steps="" built="" gpu=$gpu
         make -s build/libkl.a >"$tmp/lib.log" 2>&1 || bad "libkl.a builds: $(grep -m1 -i error "$tmp/lib.log")"
         for s in "$@"; do
