@@ -21,7 +21,6 @@
 # the steps in MUTANT_GPU_STEPS (default "0 10 17").
 set -uo pipefail
 cd "$(dirname "$0")/.."
-here=$PWD
 . tests/lib.sh   # copy_tree
 
 # ID ||| SUITES (comma-separated) ||| FILE ||| FROM ||| TO ||| WHAT IT BREAKS
