@@ -57,24 +57,23 @@ class Fig:
                 tx = {'middle': x + w / 2, 'start': x + 3}[anchor]
                 self.text(tx, ty, s, fs, anchor, weight, lfill)
 
+    def _arrowhead(self, stroke, arrow):
+        """The marker-end attribute of a line or path (one arrowhead per colour, in the defs), or ''."""
+        if not arrow:
+            return ''
+        mid = 'ah' + stroke.strip('#')
+        if mid not in self.defs:
+            self.defs.append(mid)
+        return f' marker-end="url(#{mid})"'
+
     def line(self, x1, y1, x2, y2, stroke='#444', sw=1, dash=None, arrow=False):
         d = f' stroke-dasharray="{dash}"' if dash else ''
-        m = ''
-        if arrow:
-            mid = 'ah' + stroke.strip('#')
-            if mid not in self.defs:
-                self.defs.append(mid)
-            m = f' marker-end="url(#{mid})"'
+        m = self._arrowhead(stroke, arrow)
         self.items.append(f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="{stroke}" '
                           f'stroke-width="{sw:g}"{d}{m}/>')
 
     def path(self, d, stroke='#444', sw=1, fill='none', arrow=False, dash=None):
-        m = ''
-        if arrow:
-            mid = 'ah' + stroke.strip('#')
-            if mid not in self.defs:
-                self.defs.append(mid)
-            m = f' marker-end="url(#{mid})"'
+        m = self._arrowhead(stroke, arrow)
         da = f' stroke-dasharray="{dash}"' if dash else ''
         self.items.append(f'<path d="{d}" stroke="{stroke}" stroke-width="{sw:g}" fill="{fill}"{da}{m}/>')
 
