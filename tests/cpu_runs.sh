@@ -2,10 +2,9 @@
 # committed reference, every tool fails loudly, and the build knows what an
 # architecture can run.  Uses ok, bad, skp, check, expect_exit, $tmp, $built.
 #
-# run_all.sh is run in a scratch copy of the repository (its own git history;
-# scratch and clean come from tests/lib.sh), with a fake nvidia-smi on the PATH,
-# so `git status` there shows anything a run changed, and a bug here cannot touch
-# this checkout.
+# run_all.sh is run in a scratch copy of the repository (its own git history),
+# with a fake nvidia-smi on the PATH, so `git status` there shows anything a run
+# changed, and a bug here cannot touch this checkout.
 
 runs_tmp=$(cd "$tmp" && pwd)/runs
 rm -rf "$runs_tmp"; mkdir -p "$runs_tmp/h100" "$runs_tmp/none0" "$runs_tmp/none6" "$runs_tmp/make"
@@ -24,6 +23,18 @@ nogpu='env CUDA_VISIBLE_DEVICES='
 # on_fake_h100 CMD...: CMD (expect_exit, say) in a subshell that sees the fake H100 and no real GPU
 on_fake_h100() { (export CUDA_VISIBLE_DEVICES= PATH=$fake_h100; "$@"); }
 
+
+# scratch DIR: copy_tree (tests/lib.sh), the built binaries and build/ (mtimes kept, so
+# make finds them up to date), committed in a fresh repo (whose own .gitignore leaves the
+# binaries out).
+scratch() {
+    rm -rf "$1"; mkdir -p "$1"
+    copy_tree "$1" && test -x "$1/run_all.sh" &&
+    tar -cf - build $(ls -d step[0-9]* read_floor 2>/dev/null) 2>/dev/null | tar -xf - -C "$1" &&
+    (cd "$1" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base)
+}
+# clean DIR: nothing tracked changed and nothing new outside the ignored folders.
+clean() { [ -z "$(git -C "$1" status --porcelain)" ] || { git -C "$1" status --porcelain | head -n 5; false; }; }
 
 # ---- run_all.sh with real step binaries on a fake H100: every step exits 3 ----------------
 ra_steps=$(echo $built | tr ' ' ,)

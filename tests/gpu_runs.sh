@@ -1,9 +1,9 @@
 # gpu_runs.sh - sourced by run_tests.sh (GPU part): a real run on this GPU, in a
-# scratch copy of the repository (scratch and clean come from tests/lib.sh),
+# scratch copy of the repository (scratch and clean come from tests/cpu_runs.sh),
 # writes its results and the comparison to results/local/ and changes no tracked file.
 rt=$(cd "$tmp" && pwd)/runs   # absolute: the run below works in the scratch copy
 mkdir -p "$rt"
-if [ -n "$built" ] && scratch "$rt/gpu" >"$rt/gpu_scratch.log" 2>&1; then
+if declare -f scratch >/dev/null && [ -n "$built" ] && scratch "$rt/gpu" >"$rt/gpu_scratch.log" 2>&1; then
     g=$rt/gpu s1=${built%% *}
     [[ " $built " == *" 9 "* ]] && s1=9   # a fast SGEMM: its 8192^3 turns take seconds, step0's ten times as long
     (cd "$g" && ./run_all.sh --quick --steps "$s1" >"$rt/gpu_run.out" 2>&1); rc=$?

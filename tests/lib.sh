@@ -2,9 +2,8 @@
 # tests/gpu_negative.sh when it runs alone and by tests/mutants.sh.  Sourcing it
 # starts the counts at zero.  Each test prints one line, "ok - ", "not ok - " or
 # "skip - " and what it tested; the caller prints the totals.  check and
-# expect_exit write their output under $tmp, which the caller sets.  copy_tree,
-# scratch and clean: copies of this checkout to run scripts in (mutants.sh,
-# cpu_runs.sh, gpu_runs.sh).
+# expect_exit write their output under $tmp, which the caller sets.  copy_tree:
+# a copy of this checkout to run things in (mutants.sh; cpu_runs.sh's scratch).
 pass=0 fail=0 skip=0
 ok()   { pass=$((pass + 1)); echo "ok - $*"; }
 bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
@@ -28,14 +27,3 @@ copy_tree() {
     else find . \( -path ./.git -o -path ./tests/tmp -o -path ./build -o -path ./results/local -o -path ./plots/local \) -prune \
              -o -type f -print0; fi | tar --null -T - -cf - | tar -xf - -C "$1"
 }
-# scratch DIR: copy_tree, the built binaries and build/ (mtimes kept, so make finds them
-# up to date), committed in a fresh repo (whose own .gitignore leaves the binaries out),
-# for tests that run the repository's scripts where `git status` shows what they changed.
-scratch() {
-    rm -rf "$1"; mkdir -p "$1"
-    copy_tree "$1" && test -x "$1/run_all.sh" &&
-    tar -cf - build $(ls -d step[0-9]* read_floor 2>/dev/null) 2>/dev/null | tar -xf - -C "$1" &&
-    (cd "$1" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base)
-}
-# clean DIR: nothing tracked changed and nothing new outside the ignored folders.
-clean() { [ -z "$(git -C "$1" status --porcelain)" ] || { git -C "$1" status --porcelain | head -n 5; false; }; }
