@@ -70,7 +70,7 @@ HEADERS   := $(wildcard common/*.h)
 $(foreach g,$(filter step%,$(MAKECMDGOALS)),$(if $(filter $(patsubst step%,%,$(g)):%,$(filter-out %a,$(STEP_SKIP))),\
     $(error $(shell $(NEEDS) -v mode=check $(call step_src,$(patsubst step%,%,$(g))) 2>&1))))
 
-.PHONY: all test test-all mutants clean regs sass profile sanitize diff list skipped flags FORCE
+.PHONY: all test test-all mutants clean regs sass profile sanitize diff list skipped FORCE
 .SECONDEXPANSION:
 
 all: $(BUILD_BINS) read_floor
@@ -81,10 +81,6 @@ list:
 # One line per step `make all` leaves out: its number, a tab, why (run_all.sh reads it).
 skipped:
 	@$(NEEDS) -v mode=why $(STEP_SRCS) /dev/null
-# What a step built from SRC is compiled and linked with, after the source
-# (tools/before_after.sh builds an older source of a step with it).
-flags:
-	@echo $(NVCCFLAGS) $(call arch_of,$(SRC)) -Icommon $(DEFS) $(LIB) $(LDLIBS)
 
 # Flag stamps: build/flags/X holds the flags X was last built with, and is
 # rewritten only when they change.  A binary depends on its stamp, so a build

@@ -19,20 +19,17 @@ printf '#!/bin/sh\nexit 0\n' >"$runs_tmp/make/make"   # for fake step binaries: 
 chmod +x "$runs_tmp"/*/*
 fake_h100="$runs_tmp/h100:$PATH"
 # On a machine with a GPU, the fake H100's runs must not find the real one either.
-export_nogpu='export CUDA_VISIBLE_DEVICES='
 nogpu='env CUDA_VISIBLE_DEVICES='
+# on_fake_h100 CMD...: CMD (expect_exit, say) in a subshell that sees the fake H100 and no real GPU
+on_fake_h100() { (export CUDA_VISIBLE_DEVICES= PATH=$fake_h100; "$@"); }
 
 
-# scratch DIR: the tracked and new files of this checkout, the built binaries and
-# build/ (mtimes kept, so make finds them up to date), committed in a fresh repo.
+# scratch DIR: copy_tree (tests/lib.sh), the built binaries and build/ (mtimes kept, so
+# make finds them up to date), committed in a fresh repo (whose own .gitignore leaves the
+# binaries out).
 scratch() {
     rm -rf "$1"; mkdir -p "$1"
-    # Outside a git checkout (a copy of the tree without its history): every file but the
-    # scratch and output folders; the fresh repo's own .gitignore then leaves binaries out.
-    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git ls-files -co --exclude-standard -z
-    else find . \( -path ./.git -o -path ./tests/tmp -o -path ./build -o -path ./results/local -o -path ./plots/local \) -prune \
-             -o -type f -print0; fi | tar --null -T - -cf - | tar -xf - -C "$1" &&
-    test -x "$1/run_all.sh" &&
+    copy_tree "$1" && test -x "$1/run_all.sh" &&
     tar -cf - build $(ls -d step[0-9]* read_floor 2>/dev/null) 2>/dev/null | tar -xf - -C "$1" &&
     (cd "$1" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base)
 }
@@ -62,11 +59,11 @@ if [ -n "$ra_steps" ] && [ -x ./read_floor ] && scratch "$runs_tmp/repo" >"$runs
             [ $rc -eq 0 ] && grep -q 'no NVIDIA GPU found' $runs_tmp/$stub.out && [ ! -e $r/results/local/no-devices-were-found ]"
     done
     check "run_all --publish --steps $s1 refuses before building: exit 2, one line" \
-        bash -c "cd $r && $export_nogpu; export PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'needs every step' ./run_all.sh --publish --steps $s1"
+        on_fake_h100 expect_exit 2 'needs every step' "$r/run_all.sh" --publish --steps "$s1"
     check "run_all --publish --quick refuses: exit 2, one line" \
-        bash -c "cd $r && $export_nogpu; export PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'quick' ./run_all.sh --publish --quick"
+        on_fake_h100 expect_exit 2 'quick' "$r/run_all.sh" --publish --quick
     check "DEFS=-DBM=64 run_all --publish refuses: exit 2, one line" \
-        bash -c "cd $r && $export_nogpu; export PATH=$fake_h100 DEFS=-DBM=64; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 2 'DEFS is set' ./run_all.sh --publish"
+        on_fake_h100 expect_exit 2 'DEFS is set' env DEFS=-DBM=64 "$r/run_all.sh" --publish
     check "after the refused publishes nothing tracked changed" clean "$r"
 else
     skp "run_all in a scratch copy: no step built, read_floor missing, or the copy failed ($(tail -n1 "$runs_tmp/scratch.log" 2>/dev/null))"
@@ -136,7 +133,7 @@ check "sweep.sh with no GPU ('No devices were found'): exit 3, one line" \
     bash -c "PATH=$runs_tmp/none6:\$PATH; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 3 'no NVIDIA GPU' tools/sweep.sh -s 0 ''"
 if [ -x ./step0 ]; then
     check "sweep.sh on a fake H100 (step0 exits 3): exit 3, one line" \
-        bash -c "$export_nogpu; PATH=$fake_h100; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 3 'cannot run here' tools/sweep.sh -s 0 ''"
+        on_fake_h100 expect_exit 3 'cannot run here' tools/sweep.sh -s 0 ''
 fi
 check "sweep.sh -s without a value -> exit 2, one line" expect_exit 2 "needs a value" tools/sweep.sh -s
 check "sweep.sh --help ends at its own text" bash -c "tools/sweep.sh --help | tail -n1 | grep -vq 'set -'"

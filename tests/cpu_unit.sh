@@ -20,8 +20,10 @@ run_unit() {   # run_unit NAME BINARY: its lines as tests, then its plan against
     else ok "$name: all $plan tests reported (exit $rc)"; fi
     [ $rc -eq 0 ] || grep -q "^not ok" "$tmp/$name.out" || bad "$name exited with $rc: $(tail -n1 "$tmp/$name.out")"
 }
-unit_cc() {   # unit_cc SOURCE BINARY [libkl.a ...]: compile a unit binary as the tests do
-    gcc -std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra -Icommon -I"$CUDA_INC" "$1" "${@:3}" $LDLIBS -fopenmp -o "$2"
+cuda_home=$(dirname "$(dirname "$(command -v nvcc)")")
+unit_cc() {   # unit_cc SOURCE BINARY [libkl.a ...]: compile a unit binary as the tests do (libkl.a holds C++ objects)
+    gcc -std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra -Icommon -I"$cuda_home/include" "$1" "${@:3}" \
+        -L"$cuda_home/lib64" -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm -fopenmp -o "$2"
 }
 for u in tests/unit_*.c; do
     name=$(basename "$u" .c)

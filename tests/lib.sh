@@ -1,8 +1,9 @@
-# lib.sh - the helpers every test file uses, sourced by tests/run_tests.sh, by
-# tests/gpu_negative.sh when it runs alone and by tests/mutants.sh in each suite's
-# run.  Sourcing it starts the counts at zero.  Each test prints one line, "ok - ",
-# "not ok - " or "skip - " and what it tested; the caller prints the totals.
-# check and expect_exit write their output under $tmp, which the caller sets.
+# lib.sh - the helpers the test files share, sourced by tests/run_tests.sh, by
+# tests/gpu_negative.sh when it runs alone and by tests/mutants.sh.  Sourcing it
+# starts the counts at zero.  Each test prints one line, "ok - ", "not ok - " or
+# "skip - " and what it tested; the caller prints the totals.  check and
+# expect_exit write their output under $tmp, which the caller sets.  copy_tree:
+# a copy of this checkout to run things in (mutants.sh; cpu_runs.sh's scratch).
 pass=0 fail=0 skip=0
 ok()   { pass=$((pass + 1)); echo "ok - $*"; }
 bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
@@ -16,4 +17,13 @@ expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stde
     "$@" >"$tmp/expect.out" 2>"$tmp/err"; local rc=$?
     [ $rc -eq "$code" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "$pat" "$tmp/err" && return 0
     echo "    got exit $rc, stderr: $(head -c 300 "$tmp/err")"; return 1
+}
+
+# copy_tree DIR: the tracked and new files of this checkout (not the ignored ones) into DIR.
+# Outside a git checkout (a copy of the tree without its history): every file but the
+# scratch and output folders.
+copy_tree() {
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git ls-files -co --exclude-standard -z
+    else find . \( -path ./.git -o -path ./tests/tmp -o -path ./build -o -path ./results/local -o -path ./plots/local \) -prune \
+             -o -type f -print0; fi | tar --null -T - -cf - | tar -xf - -C "$1"
 }

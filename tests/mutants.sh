@@ -21,7 +21,7 @@
 # the steps in MUTANT_GPU_STEPS (default "0 10 17").
 set -uo pipefail
 cd "$(dirname "$0")/.."
-here=$PWD
+. tests/lib.sh   # copy_tree
 
 # ID ||| SUITES (comma-separated) ||| FILE ||| FROM ||| TO ||| WHAT IT BREAKS
 # (literal text; FROM must occur in FILE; a mutant of several edits repeats its ID)
@@ -132,7 +132,7 @@ fi
 # ---- a scratch copy of the working tree (committed or not), libkl.a built once -----
 W=$(mktemp -d "${TMPDIR:-/tmp}/kl-mutants.XXXXXX"); trap 'rm -rf "$W"' EXIT
 mkdir -p "$W/base"
-git ls-files -z -co --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$W/base"
+copy_tree "$W/base"
 [ -d build ] && cp -a build "$W/base/"   # objects newer than their sources: only a mutated one rebuilds
 if ! make -s -C "$W/base" build/libkl.a >"$W/lib.log" 2>&1; then echo "mutants.sh: libkl.a does not build: $(grep -m1 -i error "$W/lib.log")" >&2; exit 1; fi
 
@@ -149,8 +149,6 @@ run_suite() {
         cd "$dir" || exit 1
         . tests/lib.sh   # run_tests.sh's helpers and counts, from the copy
         tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
-        LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm"
-        CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
         steps="" built="" gpu=$gpu
         make -s build/libkl.a >"$tmp/lib.log" 2>&1 || bad "libkl.a builds: $(grep -m1 -i error "$tmp/lib.log")"
         for s in "$@"; do

@@ -9,8 +9,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . tests/lib.sh   # ok, bad, skp, check, expect_exit and the counts pass, fail, skip
 tmp=tests/tmp; rm -rf "$tmp"; mkdir -p "$tmp" tests/bin
-LDLIBS="-L$(dirname "$(dirname "$(command -v nvcc)")")/lib64 -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm"   # libkl.a holds C++ objects
-CUDA_INC="$(dirname "$(dirname "$(command -v nvcc)")")/include"
 
 # TEST_STEPS="0 3 7" limits the per-step tests; default: all steps.
 steps=${TEST_STEPS:-$(for d in steps/v*_*/; do b=$(basename "$d"); n=${b%%_*}; echo "${n#v}"; done | sort -n)}

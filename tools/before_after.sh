@@ -11,12 +11,14 @@ cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 STEP REV [ROUNDS] [SIZES]" >&2; exit 2; }
 n=$1; rev=$2; rounds=${3:-3}; sizes=${4:-4096,8192}
 src=$(ls steps/v"$n"_*/*.cu) || { echo "no step $n" >&2; exit 2; }
-out=build/before_after/$n; mkdir -p "$out"
-if [ -f "$rev" ]; then cp "$rev" "$out/before.cu"; else git show "$rev:$src" >"$out/before.cu"; fi
+out=build/before_after/$n; rm -rf "$out/steps"; mkdir -p "$out/steps/v${n}_before"
+before=$out/steps/v${n}_before/$(basename "$src")
+if [ -f "$rev" ]; then cp "$rev" "$before"; else git show "$rev:$src" >"$before"; fi
+# Both built by the Makefile, so with the same flags, DEFS and all (sm_90a where a source
+# asks for it): REV's source as step N of a folder of its own, then the working tree's,
+# which is left as ./stepN.
+rm -f "step$n"; make -s "step$n" STEPS="$out/steps" >/dev/null && mv "step$n" "$out/before"
 make -s "step$n" >/dev/null && cp "step$n" "$out/after"
-# The Makefile's flags for a step (sm_90a when the source asks for it), on REV's source.
-# shellcheck disable=SC2046
-nvcc -o "$out/before" "$out/before.cu" $(make -s flags SRC="$out/before.cu")
 for b in before after; do
     "$out/$b" --check-only --sizes 1,7,33,127,1000 -k 64 >/dev/null || { echo "$b: the check failed" >&2; exit 1; }
     echo "$b: checks passed"

@@ -1,15 +1,18 @@
 """A small SVG writer for the docs' figures (docs/img/*.svg).
 
-Every text is monospace, and every call that places text checks (a
-character estimated 0.6 em wide, text-anchor honoured) that it stays on the
-canvas and, when it is a box's label, inside its box: a figure that would be
-clipped fails here, before it is written.  tests/cpu_figures.sh re-runs every
-script and compares its output with the committed SVG.
+Every text is monospace, so its width is known without the font (0.6 em a
+character: tools/svg_check.py, which tests/cpu_svg.sh runs on docs/img).  save()
+runs that same check on what it wrote: a figure whose text runs past the canvas,
+out of its box, into a box or over other text fails here, and its file is
+removed.  tests/cpu_figures.sh re-runs every script and compares its output with
+the committed SVG.
 """
 import html
 import os
+import sys
 
-CHAR_EM = 0.6
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import svg_check  # noqa: E402  (tools/svg_check.py)
 
 
 def out_path(name):
@@ -20,7 +23,8 @@ def out_path(name):
 
 
 def text_width(s, fs):
-    return len(s) * CHAR_EM * fs
+    """Width of a line of text as svg_check.py measures it (the layouts use it to fit labels)."""
+    return len(s) * svg_check.ADVANCE * fs
 
 
 class Fig:
@@ -29,20 +33,8 @@ class Fig:
         self.items = []
         self.defs = []
 
-    def _check_text(self, x, y, s, fs, anchor, box=None):
-        tw = text_width(s, fs)
-        x0 = {'start': x, 'middle': x - tw / 2, 'end': x - tw}[anchor]
-        x1 = x0 + tw
-        if x0 < 1 or x1 > self.w - 1 or y - fs < 0 or y + 0.25 * fs > self.h:
-            raise ValueError(f'text off the canvas: {s!r} at ({x}, {y}), spans {x0:.1f}..{x1:.1f} of {self.w}')
-        if box:
-            bx, by, bw, bh = box
-            if x0 < bx + 1 or x1 > bx + bw - 1 or y - 0.8 * fs < by or y + 0.2 * fs > by + bh + 0.5:
-                raise ValueError(f'text past its box: {s!r} spans {x0:.1f}..{x1:.1f}, box {bx}..{bx + bw}')
-
-    def text(self, x, y, s, fs=None, anchor='start', weight=None, fill='#000', box=None, italic=False):
+    def text(self, x, y, s, fs=None, anchor='start', weight=None, fill='#000', italic=False):
         fs = fs or self.fs
-        self._check_text(x, y, s, fs, anchor, box)
         a = f' text-anchor="{anchor}"' if anchor != 'start' else ''
         wgt = f' font-weight="{weight}"' if weight else ''
         it = ' font-style="italic"' if italic else ''
@@ -63,26 +55,25 @@ class Fig:
             for i, s in enumerate(lines):
                 ty = y + h / 2 + fs * 0.35 + (i - (n - 1) / 2) * fs * 1.15
                 tx = {'middle': x + w / 2, 'start': x + 3}[anchor]
-                self.text(tx, ty, s, fs, anchor, weight, lfill, box=(x, y, w, h))
+                self.text(tx, ty, s, fs, anchor, weight, lfill)
+
+    def _arrowhead(self, stroke, arrow):
+        """The marker-end attribute of a line or path (one arrowhead per colour, in the defs), or ''."""
+        if not arrow:
+            return ''
+        mid = 'ah' + stroke.strip('#')
+        if mid not in self.defs:
+            self.defs.append(mid)
+        return f' marker-end="url(#{mid})"'
 
     def line(self, x1, y1, x2, y2, stroke='#444', sw=1, dash=None, arrow=False):
         d = f' stroke-dasharray="{dash}"' if dash else ''
-        m = ''
-        if arrow:
-            mid = 'ah' + stroke.strip('#')
-            if mid not in self.defs:
-                self.defs.append(mid)
-            m = f' marker-end="url(#{mid})"'
+        m = self._arrowhead(stroke, arrow)
         self.items.append(f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="{stroke}" '
                           f'stroke-width="{sw:g}"{d}{m}/>')
 
     def path(self, d, stroke='#444', sw=1, fill='none', arrow=False, dash=None):
-        m = ''
-        if arrow:
-            mid = 'ah' + stroke.strip('#')
-            if mid not in self.defs:
-                self.defs.append(mid)
-            m = f' marker-end="url(#{mid})"'
+        m = self._arrowhead(stroke, arrow)
         da = f' stroke-dasharray="{dash}"' if dash else ''
         self.items.append(f'<path d="{d}" stroke="{stroke}" stroke-width="{sw:g}" fill="{fill}"{da}{m}/>')
 
@@ -105,3 +96,7 @@ class Fig:
         out.append('</svg>')
         with open(path, 'w') as f:
             f.write('\n'.join(out) + '\n')
+        faults = svg_check.check(path)   # None: it could not be read back
+        if faults != []:
+            os.remove(path)
+            raise ValueError('\n'.join(faults or [f'{path}: cannot read back what was written']))
