@@ -104,7 +104,8 @@ typedef void (*kl_gemm_bf16_fn)(int m, int n, int k, const kl_bf16 *a, const kl_
 
 struct kl_op;  /* an operation the harness knows how to set up, check and time */
 extern const struct kl_op kl_op_sgemm, kl_op_gemv_f16, kl_op_qgemv_int8,
-    kl_op_qgemv_int4, kl_op_qgemv_q4_0, kl_op_dequant_q4_0, kl_op_w4a16, kl_op_gemm_bf16;
+    kl_op_qgemv_int4, kl_op_qgemv_q4_0, kl_op_dequant_q4_0, kl_op_w4a16, kl_op_gemm_bf16,
+    kl_op_gemm_bf16_shapes;   /* Part IV: the same GEMM, over its shapes (part "4") */
 
 /* One kernel of a step.  Most steps have one; a step may show several side by
  * side (v15: dequantize variants, then the fused GEMV; v16: decompositions). */

@@ -247,27 +247,30 @@ static const kl_problem gemm_shapes[] = {
     {4096, 14336, 4096}, {4096, 4096, 14336}, {4096, 128256, 4096},
 };
 
-const kl_op kl_op_gemm_bf16 = {
-    .name = "gemm_bf16",
-    .dtype = "bf16",
-    .baseline = "the faster of cublasGemmEx and cublasLtMatmul (4 heuristic algorithms), bf16 in and out, "
-                "CUBLAS_COMPUTE_32F, same layout (TN), same timing",
-    .part = "3",
-    .memory_bound = 0,
-    .tensor_core = 1,
-    .default_sizes = "1024,2048,4096,8192",
-    .extra_shapes = gemm_shapes,
-    .nextra_shapes = (int)(sizeof gemm_shapes / sizeof gemm_shapes[0]),
-    .checks = 1,
-    .shape = gb_shape,
-    .flops = gb_flops,
-    .bytes = gb_bytes,
-    .rotating_bytes = gb_rotating,
-    .device_bytes = gb_device_bytes,
-    .setup = gb_setup,
-    .check = gb_check,
-    .run = gb_run,
-    .run_ref = gb_run_ref,
-    .baseline_note = gb_baseline_note,
-    .teardown = gb_teardown,
+/* Part IV: the same operation over the shapes where one big tile grid loses.
+ * After the squares 512 .. 8192: decode and prefill batches (M 8 .. 1024) at
+ * the same three layers' weights; then skinny N and short K. */
+static const kl_problem part4_shapes[] = {
+    {8, 4096, 4096},    {8, 14336, 4096},    {8, 4096, 14336},
+    {32, 4096, 4096},   {32, 14336, 4096},   {32, 4096, 14336},
+    {64, 4096, 4096},   {64, 14336, 4096},   {64, 4096, 14336},
+    {256, 4096, 4096},  {256, 14336, 4096},  {256, 4096, 14336},
+    {1024, 4096, 4096}, {1024, 14336, 4096}, {1024, 4096, 14336},
+    {8192, 256, 4096},  {4096, 512, 8192},   {4096, 4096, 512},
 };
+
+/* Everything but the part and the problem list: the two ops are one operation. */
+#define GEMM_BF16_OP(part_key, sizes, shapes)                                                               \
+    {                                                                                                        \
+        .name = "gemm_bf16", .dtype = "bf16",                                                                \
+        .baseline = "the faster of cublasGemmEx and cublasLtMatmul (4 heuristic algorithms), bf16 in and "  \
+                    "out, CUBLAS_COMPUTE_32F, same layout (TN), same timing",                               \
+        .part = part_key, .memory_bound = 0, .tensor_core = 1, .default_sizes = sizes,                       \
+        .extra_shapes = shapes, .nextra_shapes = (int)(sizeof shapes / sizeof shapes[0]), .checks = 1,       \
+        .shape = gb_shape, .flops = gb_flops, .bytes = gb_bytes, .rotating_bytes = gb_rotating,              \
+        .device_bytes = gb_device_bytes, .setup = gb_setup, .check = gb_check, .run = gb_run,                \
+        .run_ref = gb_run_ref, .baseline_note = gb_baseline_note, .teardown = gb_teardown,                   \
+    }
+
+const kl_op kl_op_gemm_bf16 = GEMM_BF16_OP("3", "1024,2048,4096,8192", gemm_shapes);
+const kl_op kl_op_gemm_bf16_shapes = GEMM_BF16_OP("4", "512,1024,1536,2048,4096,8192", part4_shapes);
