@@ -150,15 +150,19 @@ for stub in none0 none6; do
         PATH=$runs_tmp/$stub:\$PATH env -u ARCH make -s -n step0 | grep -- ' -o step0 ' | grep -q -- '-arch=sm_90 '"
 done
 make -s -n ARCH=sm_75 all >"$runs_tmp/all75.n" 2>&1
-check "make -n ARCH=sm_75 all: builds v0-v15 (v9 and v15 among them), not v16-v24" bash -c "
+# Every step from v16 on needs sm_80 or more (Part III and after: tensor cores), every step from v20 on sm_90a.
+from16=$(ls -d steps/v*_*/ | sed 's|steps/v\([0-9]*\)_.*|\1|' | sort -n | awk '$1 >= 16' | tr '\n' ' ')
+from20=$(awk '$1 >= 20' RS=' ' ORS=' ' <<<"$from16")
+last=${from16% }; last=${last##* }
+check "make -n ARCH=sm_75 all: builds v0-v15 (v9 and v15 among them), not v16-v$last" bash -c "
     grep -q -- '-arch=sm_75 .* -o step9 ' $runs_tmp/all75.n && grep -q -- ' -o step15 ' $runs_tmp/all75.n &&
-    ! grep -qE -- ' -o step(1[6-9]|2[0-4]) ' $runs_tmp/all75.n"
+    ! grep -qE -- ' -o step(1[6-9]|[2-9][0-9]) ' $runs_tmp/all75.n"
 make -s skipped ARCH=sm_75 >"$runs_tmp/skip75" 2>&1
-check "make skipped ARCH=sm_75: v16-v24, one line each with the reason" bash -c "
-    [ \"\$(cut -f1 $runs_tmp/skip75 | tr '\n' ' ')\" = '16 17 18 19 20 21 22 23 24 ' ] &&
+check "make skipped ARCH=sm_75: v16-v$last, one line each with the reason" bash -c "
+    [ \"\$(cut -f1 $runs_tmp/skip75 | tr '\n' ' ')\" = '$from16' ] &&
     grep -q '^17	needs sm_80 (mma.sync' $runs_tmp/skip75 && grep -q '^20	uses sm_90a' $runs_tmp/skip75"
-check "make skipped ARCH=sm_80: v20-v24 only; ARCH=sm_90: none" bash -c "
-    [ \"\$(make -s skipped ARCH=sm_80 | cut -f1 | tr '\n' ' ')\" = '20 21 22 23 24 ' ] && [ -z \"\$(make -s skipped ARCH=sm_90)\" ]"
+check "make skipped ARCH=sm_80: v20-v$last only; ARCH=sm_90: none" bash -c "
+    [ \"\$(make -s skipped ARCH=sm_80 | cut -f1 | tr '\n' ' ')\" = '$from20' ] && [ -z \"\$(make -s skipped ARCH=sm_90)\" ]"
 check "make step17 ARCH=sm_75: refused in one line before anything is built" bash -c "
     make -s step17 ARCH=sm_75 >$runs_tmp/m17.out 2>&1; [ \$? -eq 2 ] && [ \$(wc -l <$runs_tmp/m17.out) -eq 1 ] &&
     grep -q 'needs sm_80' $runs_tmp/m17.out && [ \"\$(make -s -n step17 ARCH=sm_75 2>&1 | grep -c nvcc)\" = 0 ]"

@@ -118,7 +118,7 @@ check "tables: chart names per part for plots.sh (part3.name: Part III, TFLOPS)"
 for f in common/op_*.c; do   # an op without a part would land in a table of unknown part
     nops=$(grep -c '^ *const kl_op kl_op_' "$f"); [ "$nops" -gt 0 ] || continue
     check "$f: every kl_op says its part (the CSV's part column routes its rows)" \
-        test "$(grep -c '\.part = "' "$f")" -ge "$nops"
+        test "$(grep -cE '\.part = "|_OP\("[0-9a-z-]+"' "$f")" -ge "$nops"   # a field, or a constructor macro's first argument
 done
 check "tools: no operation's name in tools/*.sh (a new operation needs no change there)" bash -c \
     "! grep -nwE 'sgemm|gemv|qgemv_[a-z0-9_]+|dequant_q4_0|w4a16|gemm_bf16' tools/*.sh"
@@ -204,7 +204,7 @@ else
 
     # All the tests of step $1, in a subshell of its own ($tmp is its own folder).
     gpu_step() {
-        local s=$1 part rest san huge timed=
+        local s=$1 part rest san huge timed= san_tools=
         read -r part rest <"$tmp/../probe$s" || part=
         case $part in
             1)  # SGEMM: any M, N, K
@@ -222,7 +222,7 @@ else
                     timeout 120 bash -c "./step$s --check-only -m 1 -n 8192 -k 8192 --split 32 && ./step$s --check-only -m 16 -n 8192 -k 8192 --split 32"
                 timed="-m 1 -n 512 -k 512"
                 san="-m 3 -n 67 -k 256"; huge="-m 16 -n 100000000 -k 4096" ;;
-            3)  # bf16 tensor-core GEMM: any M and N, K a multiple of 8 (16-byte rows)
+            3|4)  # bf16 tensor-core GEMM (Part IV: the same, over every shape): any M and N, K a multiple of 8
                 check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 64)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 64
                 for shp in "-m 1000 -n 7 -k 40" "-m 7 -n 1023 -k 2056" "-m 127 -n 2049 -k 8" "-m 1 -n 1 -k 4104" \
                            "-m 513 -n 257 -k 136" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 264" \
@@ -231,7 +231,21 @@ else
                 done
                 check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of 8" ./step$s --check-only -m 64 -n 64 -k 100
                 # N % 8 != 0, then N % 8 == 0 with more tiles (170) than SMs: both epilogues, blocks that take several tiles
-                san="-m 67 -n 45 -k 40;-m 1153 -n 4104 -k 8"; huge="-m 100000 -n 100000 -k 8" ;;
+                san="-m 67 -n 45 -k 40;-m 1153 -n 4104 -k 8"; huge="-m 100000 -n 100000 -k 8"
+                if [ "$part" = 4 ]; then
+                    # Part IV splits K where tiles are few: one tile of 64 k tiles (split 4, N % 8 != 0), and
+                    # 330 units of 128 x 128 on 132 SMs; synccheck too (named barriers, the fix-up's counters)
+                    san="-m 67 -n 45 -k 4096;-m 1153 -n 4104 -k 8"; san_tools="memcheck racecheck synccheck"
+                    check "step$s --check-only decode and prefill batches: M 1 8 33 64 129 at N 4104, K 4096" \
+                        ./step$s --check-only --sizes 1,8,33,64,129 -n 4104 -k 4096
+                    if ./step$s --help 2>&1 | grep -q -- '--split'; then   # forced plans: every split of a short K, odd shapes
+                        for sp in 2 3 5 16; do
+                            check "step$s --check-only --split $sp (-m 200 -n 1000 -k 4104; -m 8 -n 4104 -k 2048)" bash -c \
+                                "./step$s --check-only -m 200 -n 1000 -k 4104 --split $sp && ./step$s --check-only -m 8 -n 4104 -k 2048 --split $sp"
+                        done
+                        check "step$s rejects --split 9 at K = 512 (8 k tiles) with exit 2" expect_exit 2 "split" ./step$s --check-only -m 64 -n 64 -k 512 --split 9
+                    fi
+                fi ;;
             "")
                 bad "step$s: could not run a check to learn its operation: $(tail -n1 "$tmp/../probe$s.out")"; return ;;
             2)  # GEMV family: any N; K as the format allows
@@ -278,7 +292,7 @@ else
         if command -v compute-sanitizer >/dev/null 2>&1; then
             IFS=';' read -ra sans <<<"$san"   # one or more shapes, ';' between them
             for one in "${sans[@]}"; do
-                for tool in memcheck racecheck; do
+                for tool in ${san_tools:-memcheck racecheck}; do
                     if compute-sanitizer --tool $tool --error-exitcode 1 ./step$s --check-only $one >"$tmp/san.log" 2>&1; then
                         ok "step$s compute-sanitizer $tool ($one)"
                     else bad "step$s compute-sanitizer $tool ($one): $(grep -m2 -E 'ERROR|Invalid|hazard' "$tmp/san.log")"; fi

@@ -79,6 +79,7 @@ BEGIN {
         split(line, f, "\t"); p = f[1]
         known[p] = 1; order[++nparts] = p
         short[p] = f[2]; chart[p] = f[3]; ceilname[p] = f[4]; cum[p] = f[5]; title[p] = f[6]; hshape[p] = f[7]
+        mnk[p] = (f[8] == "mnk")
     }
     close(partsf)
     while ((getline line < methodsf) > 0) {
@@ -103,7 +104,7 @@ END {
         seen[p] = 1
         if (g(i, "m") != 1) notm1[p] = 1
         key = p SUBSEP g(i, "step") SUBSEP g(i, "variant") SUBSEP g(i, "n") SUBSEP g(i, "k")
-        if ((key in firstm) && firstm[key] != g(i, "m")) mlabel[p] = 1
+        if ((key in firstm) && firstm[key] != g(i, "m") && !mnk[p]) mlabel[p] = 1
         if (!(key in firstm)) firstm[key] = g(i, "m")
         s = g(i, "step")
         if (!(s in hasempty)) hasempty[s] = 0
