@@ -109,9 +109,9 @@ check "tables: Part III's cumulative tables at 4096 and 8192 against the tensor-
     $(declare -f section); tmp=$tmp
     section 'Part III at 4096: time, TFLOPS, % of cuBLAS, % of bf16 tensor-core peak' | grep -q '^| v17[^|]* | 250.000 | 549.756 | 808.465 | 68.0 | 0.68x | 55.6 | PASS |' &&
     section 'Part III at 8192:' | grep -q '^| v17[^|]* | 1600.000 |'"
-check "tables: an unknown op with a new part (4) gets a table of its own, not Part II's" bash -c "
+check "tables: an unknown op with a new part (9) gets a table of its own, not Part II's" bash -c "
     $(declare -f section); tmp=$tmp
-    section 'Part 4 (TFLOPS' | grep -q '^| v99 | 171.799 (80.0%) |' && section 'Part 4 at 2048' | grep -q '^| v99 |' &&
+    section 'Part 9 (TFLOPS' | grep -q '^| v99 | 171.799 (80.0%) |' && section 'Part 9 at 2048' | grep -q '^| v99 |' &&
     ! section 'Part II' | grep -q v99"
 check "tables: chart names per part for plots.sh (part3.name: Part III, TFLOPS)" bash -c \
     "[ \"\$(cat $tmp/plots/part3.name)\" = \"\$(printf 'Part III bf16 GEMM\nTFLOPS')\" ] && test -s $tmp/plots/part3_pct.dat"

@@ -38,7 +38,8 @@ done
 # ceiling's slope.  The labels: each step's number, moved apart vertically where
 # points crowd (a leader line joins a moved label to its point).
 if [ -s "$out/roofline.dat" ] && [ "$(grep -vc '^#' "$out/roofline.dat")" -gt 0 ]; then
-    roofs=$(awk '!/^#/ && $2 == "compute" && $3 > 0 { n = $4; for (i = 5; i <= NF; i++) n = n " " $i; print $3 "\t" n }' "$out/ceilings.dat" 2>/dev/null || true)
+    # one roof per name: two parts on the same units (Parts III and IV) share theirs
+    roofs=$(awk '!/^#/ && $2 == "compute" && $3 > 0 { n = $4; for (i = 5; i <= NF; i++) n = n " " $i; if (!(n in seen)) { seen[n]; print $3 "\t" n } }' "$out/ceilings.dat" 2>/dev/null || true)
     bw=$(awk '!/^#/ && $2 == "memory" && $3 > b { b = $3 } END { if (b > 0) print b }' "$out/ceilings.dat" 2>/dev/null || true)
     [ -f "$out/ceilings.dat" ] || echo "plots.sh: $out/ceilings.dat is missing: the roofline is drawn without roofs"
     [ -n "$roofs" ] || echo "plots.sh: no compute peak in $out/ceilings.dat (no compute-bound row with a % of its peak): no flat roof drawn"
