@@ -192,3 +192,8 @@ if [ -x ./step0 ]; then
     check "make sass without cuobjdump -> non-zero, a line saying what to do" bash -c "
         ! make -s sass STEP=0 CUOBJDUMP=$runs_tmp/no/cuobjdump >$runs_tmp/o 2>&1 && grep -q 'not found: it ships with the CUDA toolkit' $runs_tmp/o"
 fi
+# A learner's checkout may hold a tracked file deleted without `git rm`: the scratch copies above must still be made.
+check "copy_tree: a tracked file deleted but not git rm-ed is left out, and the copy succeeds" bash -c "
+    lib=\$PWD/tests/lib.sh; w=\$(mktemp -d) && cd \$w && git init -q && echo a >a && echo b >b && git add a b &&
+    git -c user.email=t@t -c user.name=t commit -qm t && rm b && . \$lib && mkdir out && set -o pipefail && copy_tree out 2>err &&
+    [ ! -s err ] && [ -f out/a ] && [ ! -e out/b ]; rc=\$?; rm -rf \$w; exit \$rc"

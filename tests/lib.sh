@@ -21,9 +21,10 @@ expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stde
 
 # copy_tree DIR: the tracked and new files of this checkout (not the ignored ones) into DIR.
 # Outside a git checkout (a copy of the tree without its history): every file but the
-# scratch and output folders.
+# scratch and output folders.  A tracked file deleted but not yet `git rm`-ed is left out.
 copy_tree() {
-    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git ls-files -co --exclude-standard -z
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+        git ls-files -co --exclude-standard -z | while IFS= read -r -d '' f; do if [ -e "$f" ]; then printf '%s\0' "$f"; fi; done
     else find . \( -path ./.git -o -path ./tests/tmp -o -path ./build -o -path ./results/local -o -path ./plots/local \) -prune \
              -o -type f -print0; fi | tar --null -T - -cf - | tar -xf - -C "$1"
 }
