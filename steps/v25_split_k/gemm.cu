@@ -376,8 +376,8 @@ static CUtensorMap make_map(const kl_bf16 *base, int rows, int cols, int box_row
 // A grid of one block per SM runs its units in waves of `sms`; a grid that is not a whole
 // number of waves leaves SMs idle in its last one.  The fill of a plan is the share of the
 // SMs' time its tiles keep busy, times how fast the tile multiplies: the narrow tile does
-// the same FLOPs 15% slower than the wide one on the H100 (1024 x 14336 x 4096, full
-// waves of both: 197 against 200 us; docs/notes/v25_split_k.md).
+// the same FLOPs about 15% slower than the wide one on the H100 (1024 x 14336 x 4096: 4 waves
+// of the wide tile, 85% full, 197 us; 7 of the narrow, 97% full, 200 us).
 #define NARROW_SPEED 0.85
 // A split pays a partial tile written to L2 and read back: 1024^3 in 128 x 128 tiles took
 // 11.4 us unsplit and 13.4 us in two (8 k tiles each) on the H100.  Worth it only for at
