@@ -110,6 +110,12 @@ tools/tables.sh --ladder "$ref" "plots/h100-80gb-hbm3" >"$vt/ladder_ref.md"
 check "ladder: each part's chart is linked when it is drawn" bash -c "
     grep -qF '[<img src=\"plots/h100-80gb-hbm3/part1_throughput.png\"' $vt/ladder_ref.md &&
     [ \$(grep -c '^\[<img src=' $vt/ladder_ref.md) -eq \$(grep -c '^[^#]' tools/parts.tsv) ]"
+# A part of M x N x K problems (parts.tsv's 8th column "mnk", Part IV) turns round: a row per
+# problem, a column per step, and its % of cuBLAS chart (all its problems, not only its squares).
+check "ladder: Part IV has a row per problem (24) and a column per step, beside its % of cuBLAS chart" bash -c "
+    awk '/^### Part IV/ { on = 1 } on && /^### / && !/Part IV/ { on = 0 } on' $vt/ladder_ref.md >$vt/ladder4.md &&
+    grep -q '^| M x N x K | v25_split_k' $vt/ladder4.md && grep -q '^| 32x4096x4096 | [0-9.]* ([0-9.]*%) |' $vt/ladder4.md &&
+    [ \$(grep -c '^| [0-9x]* |' $vt/ladder4.md) -eq 24 ] && grep -qF 'part4_pct_cublas.png' $vt/ladder4.md"
 check "README: the results section shows the ladder (no variant rows) and links summary.md" bash -c "
     awk '/^<!-- ladder -->/{on=1} /^<!-- \/ladder -->/{on=0} on' README.md | grep -q '^| v15_q4_0 fused |' &&
     ! awk '/^<!-- ladder -->/{on=1} /^<!-- \/ladder -->/{on=0} on' README.md | grep -qE 'one_thread_blocks| dp m=' &&

@@ -258,17 +258,36 @@ function ladder(p,   i, r, hm, line, png) {
     if (!seen[p]) return
     hm = hshape[p]; sub(/x.*/, "", hm)
     printf "### %s\n\n", title[p]
-    # the part chart, if drawn: throughput against size, else % of cuBLAS
-    png = plotdir "/part" p "_throughput.png"
-    if ((getline line < png) < 0) png = plotdir "/part" p "_pct_cublas.png"
+    # the part chart, if drawn: throughput against size (squares), else % of cuBLAS; a part of
+    # M x N x K problems (mnk) the other way round: its squares are few of its problems
+    png = plotdir "/part" p (mnk[p] ? "_pct_cublas.png" : "_throughput.png")
+    if ((getline line < png) < 0) png = plotdir "/part" p (mnk[p] ? "_throughput.png" : "_pct_cublas.png")
     close(png)
     if (plotdir != "" && (getline line < png) >= 0) printf "[<img src=\"%s\" width=\"640\" alt=\"%s on %s\">](%s)\n\n", png, chart[p], gpu, png
     close(png)
+    if (mnk[p]) { ladder_by_problem(p); return }
     thead(p)
     for (i = 1; i <= nrow[p]; i++) {
         r = rows[p, i]
         if (!ownrow[p, r] || (mlabel[p] && hm != "" && rowm[p, r] != hm)) continue
         trow(p, r)
+    }
+    printf "\n"
+}
+# The same cells turned round, for a part of many M x N x K problems: a row per problem,
+# a column per step (its own method).
+function ladder_by_problem(p,   i, j, r, n, own) {
+    n = 0
+    for (i = 1; i <= nrow[p]; i++) if (ownrow[p, rows[p, i]]) own[++n] = rows[p, i]
+    printf "| M x N x K |"
+    for (i = 1; i <= n; i++) printf " %s |", own[i]
+    printf "\n|---|"
+    for (i = 1; i <= n; i++) printf "---:|"
+    printf "\n"
+    for (j = 1; j <= ncol[p]; j++) {
+        printf "| %s |", cols[p, j]
+        for (i = 1; i <= n; i++) printf " %s |", ((p, own[i], cols[p, j]) in val) ? val[p, own[i], cols[p, j]] : "-"
+        printf "\n"
     }
     printf "\n"
 }
