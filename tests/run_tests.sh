@@ -245,6 +245,15 @@ else
                         done
                         check "step$s rejects --split 9 at K = 512 (8 k tiles) with exit 2" expect_exit 2 "split" ./step$s --check-only -m 64 -n 64 -k 512 --split 9
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '--swap'; then   # C^T = B A^T at every activation width
+                        for shp in "-m 1 -n 1000 -k 4104" "-m 7 -n 4095 -k 1024" "-m 9 -n 257 -k 64" "-m 33 -n 4104 -k 4096" \
+                                   "-m 64 -n 129 -k 8" "-m 17 -n 8192 -k 2048 --split 3"; do
+                            check "step$s --check-only --swap 2 $shp" ./step$s --check-only --swap 2 $shp
+                        done
+                        check "step$s rejects --swap 2 at M = 65 with exit 2" expect_exit 2 "swap" ./step$s --check-only --swap 2 -m 65 -n 64 -k 64
+                        san="$san;-m 7 -n 1000 -k 256 --split 4"   # swapped, n = 8, split 4, N % 8 != 0 (K 256: at K 4096
+                                                          # cuBLAS's reference is a split-K kernel racecheck flags)
+                    fi
                 fi ;;
             "")
                 bad "step$s: could not run a check to learn its operation: $(tail -n1 "$tmp/../probe$s.out")"; return ;;
