@@ -37,7 +37,7 @@
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
 #define LAG WG_PENDING
-// The ring fills the 227 KB a block may have: 4 x 48 KB for the wide tile, 6 x 32 KB for the narrow.
+// The ring: 192 of the 227 KB a block may have, the rest for C's staging boxes and the alignment.
 template <int BN> __host__ __device__ constexpr int stages() {
     // 4 x 48 KB (128 x 256), 6 x 32 KB (128 x 128); a swapped tile (128 weight rows x BN <= 64
     // activations, 16 KB + BN x 128 B) as many as 192 KB hold: 8 at BN 64, 11 at BN 8.  The
@@ -184,7 +184,7 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[4], uint64_t desc_a, u
 
 template <int BN> struct Stage {
     __nv_bfloat16 As[BM][BK];   // 16 KB, swizzled by the TMA
-    __nv_bfloat16 Bs[BN][BK];   // 32 or 16 KB
+    __nv_bfloat16 Bs[BN][BK];   // 32 or 16 KB; swapped, the tokens: 1 to 8 KB
 };
 typedef __nv_bfloat16 CBox[64][64];   // one 64 x 64 box of C staged in the 128-byte swizzle (v23)
 template <int BN> constexpr size_t smem_bytes() {
@@ -215,8 +215,8 @@ __device__ __forceinline__ int k_begin(int s, const Work &w) { return (int)((lon
 // tile writes its fp32 partial to its slot of the workspace and counts itself in; the last to
 // come reads all the tile's partials back, in the order of their k ranges, and returns true:
 // acc holds the sum, the same bit for bit whichever unit came last, and this warpgroup stores
-// C.  The others return false.  A warp whose 16 rows lie past M (M = 8: three of every four)
-// neither writes nor reads.
+// C.  The others return false.  A warp whose 16 rows lie past M (unswapped at M = 8: three
+// of every four) neither writes nor reads.
 template <int BN>
 __device__ __forceinline__ bool fix_up(float (&acc)[BN / 2], const Work &w, int tile, int s, int cw, bool rows_live,
                                        int *last_flag) {
