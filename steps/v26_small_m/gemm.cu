@@ -439,23 +439,23 @@ static double fill(const Plan &p, int sms) {
 
 static int opt_bn = 0, opt_split = 0, opt_swap = 0;   // --bn, --split, --swap: 0 = chosen here
 
-// 1. The tile whose grid fills the SMs better (the wide one on a tie).  2. If its tiles leave
-// more than half the SMs idle, split K so that every SM gets a unit: split = SMs / tiles,
-// at most 16 and no more than keeps 16 k tiles in each range.
+// If a grid of `tiles` leaves more than half the SMs idle, split K so that every SM gets a
+// unit: split = SMs / tiles, at most 16 and no more than keeps 16 k tiles in each range.
+static int split_for(long long tiles, int k, int sms) {
+    if (opt_split) return opt_split;
+    if (2 * tiles > sms) return 1;
+    const int tilesK = (k + BK - 1) / BK;
+    long long split = sms / tiles;
+    if (split > MAX_SPLIT) split = MAX_SPLIT;
+    if (split > tilesK / MIN_K_TILES_PER_SPLIT) split = tilesK / MIN_K_TILES_PER_SPLIT;
+    return split < 1 ? 1 : (int)split;
+}
+
+// 1. The tile whose grid fills the SMs better (the wide one on a tie).  2. split_for().
 static Plan choose(int m, int n, int k, int sms) {
     const Plan wide = plan_for(m, n, 256, 1, sms), narrow = plan_for(m, n, 128, 1, sms);
     int bn = opt_bn ? opt_bn : fill(narrow, sms) > fill(wide, sms) ? 128 : 256;
-    const long long tiles = bn == 256 ? wide.tiles : narrow.tiles;
-    const int tilesK = (k + BK - 1) / BK;
-    long long split = 1;
-    if (opt_split) split = opt_split;
-    else if (2 * tiles <= sms) {
-        split = sms / tiles;
-        if (split > MAX_SPLIT) split = MAX_SPLIT;
-        if (split > tilesK / MIN_K_TILES_PER_SPLIT) split = tilesK / MIN_K_TILES_PER_SPLIT;
-        if (split < 1) split = 1;
-    }
-    return plan_for(m, n, bn, (int)split, sms);
+    return plan_for(m, n, bn, split_for(bn == 256 ? wide.tiles : narrow.tiles, k, sms), sms);
 }
 
 // Small M: at M <= 64 the activations would fill 64 or fewer of a tile's 128 rows; swapped,
@@ -463,20 +463,9 @@ static Plan choose(int m, int n, int k, int sms) {
 // smallest of 8, 16, 32, 64 that holds M.  Then v25's split rule on the weights' tiles.
 static Plan choose_swapped(int m, int n, int k, int sms) {
     const int na = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
-    Plan p = plan_for(n, m, na, 1, sms);   // the kernel's M is n, its N is m
+    const long long tiles = plan_for(n, m, na, 1, sms).tiles;   // the kernel's M is n, its N is m
+    Plan p = plan_for(n, m, na, split_for(tiles, k, sms), sms);
     p.swap = 1;
-    const int tilesK = (k + BK - 1) / BK;
-    long long split = 1;
-    if (opt_split) split = opt_split;
-    else if (2 * p.tiles <= sms) {
-        split = sms / p.tiles;
-        if (split > MAX_SPLIT) split = MAX_SPLIT;
-        if (split > tilesK / MIN_K_TILES_PER_SPLIT) split = tilesK / MIN_K_TILES_PER_SPLIT;
-        if (split < 1) split = 1;
-    }
-    p.split = (int)split;
-    p.units = p.tiles * split;
-    p.waves = (p.units + sms - 1) / sms;
     return p;
 }
 
