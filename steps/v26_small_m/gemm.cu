@@ -437,7 +437,7 @@ static double fill(const Plan &p, int sms) {
     return (double)p.tiles / (p.waves * sms) * (p.bn == 256 ? 1.0 : NARROW_SPEED);
 }
 
-static int opt_bn = 0, opt_split = 0, opt_swap = 0;   // --bn, --split, --swap: 0 = chosen here
+static int opt_split = 0, opt_swap = 0;   // --split, --swap: 0 = chosen here
 
 // If a grid of `tiles` leaves more than half the SMs idle, split K so that every SM gets a
 // unit: split = SMs / tiles, at most 16 and no more than keeps 16 k tiles in each range.
@@ -454,7 +454,7 @@ static int split_for(long long tiles, int k, int sms) {
 // 1. The tile whose grid fills the SMs better (the wide one on a tie).  2. split_for().
 static Plan choose(int m, int n, int k, int sms) {
     const Plan wide = plan_for(m, n, 256, 1, sms), narrow = plan_for(m, n, 128, 1, sms);
-    int bn = opt_bn ? opt_bn : fill(narrow, sms) > fill(wide, sms) ? 128 : 256;
+    const int bn = fill(narrow, sms) > fill(wide, sms) ? 128 : 256;
     return plan_for(m, n, bn, split_for(bn == 256 ? wide.tiles : narrow.tiles, k, sms), sms);
 }
 
@@ -470,10 +470,6 @@ static Plan choose_swapped(int m, int n, int k, int sms) {
 }
 
 static int accepts(const kl_problem *p, char *msg, size_t len) {
-    if (opt_bn && opt_bn != 128 && opt_bn != 256) {
-        snprintf(msg, len, "--bn %d: the tile is 128 x 256 or 128 x 128: give --bn 256, --bn 128 or 0 (chosen)", opt_bn);
-        return 1;
-    }
     if (opt_swap == 2 && p->m > 64) {
         snprintf(msg, len, "--swap 2: M = %d; the swapped tile holds at most 64 activations (give M <= 64, or --swap 0)", p->m);
         return 1;
@@ -557,7 +553,7 @@ static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_b
     prepare<128>();
     Variant *v = static_cast<Variant *>(ctx);
     if (m != v->said.m || n != v->said.n || k != v->said.k) {   // a new problem: plan it, and say so above its results
-        const int swap = !v->no_swap && opt_swap != 1 && !opt_bn && (opt_swap == 2 || m <= 64);   // --bn: unswapped
+        const int swap = !v->no_swap && opt_swap != 1 && (opt_swap == 2 || m <= 64);
         const Plan p = swap ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);
         if (p.swap)
             printf("  plan%s for %d x %d x %d: swapped, 128 weight rows x %d activations, split %d: %lld unit%s on %d SMs, "
@@ -600,8 +596,7 @@ int main(int argc, char **argv) {
     step.kernels[1].variant = "no_swap";
     step.kernels[1].gemm_bf16 = launch;
     step.kernels[1].ctx = &no_swap;
-    step.opts[0] = (kl_opt){"bn", "tile width of the unswapped kernel: 256 or 128 (0: chosen per problem)", &opt_bn, 0, 256};
-    step.opts[1] = (kl_opt){"split", "k ranges per tile, 1 .. 16 (0: chosen per problem)", &opt_split, 0, MAX_SPLIT};
-    step.opts[2] = (kl_opt){"swap", "C^T = B A^T: 0 chosen (M <= 64), 1 never, 2 always (M <= 64)", &opt_swap, 0, 2};
+    step.opts[0] = (kl_opt){"split", "k ranges per tile, 1 .. 16 (0: chosen per problem)", &opt_split, 0, MAX_SPLIT};
+    step.opts[1] = (kl_opt){"swap", "C^T = B A^T: 0 chosen (M <= 64), 1 never, 2 always (M <= 64)", &opt_swap, 0, 2};
     return kl_main(argc, argv, &step);
 }
