@@ -117,10 +117,13 @@ static int plan_problems(engine *e) {
     return 0;
 }
 
-/* Copies the op rotates through: a cold L2 for memory-bound ops; one copy
- * for compute-bound ones, and for --check-only, which times nothing. */
+/* Copies the op rotates through: a cold L2 for memory-bound ops, and for a
+ * problem of a compute-bound op that names bytes to rotate (gemm_bf16's
+ * decode batches); one copy otherwise, and for --check-only, which times
+ * nothing. */
 static int rotations_for(const engine *e, const kl_op *op, const kl_problem *p) {
-    return op->memory_bound && !e->cli.check_only ? kl_rotations(&e->env, op->rotating_bytes(p)) : 1;
+    if (e->cli.check_only) return 1;
+    return op->memory_bound || op->rotating_bytes(p) ? kl_rotations(&e->env, op->rotating_bytes(p)) : 1;
 }
 
 /* Every problem must fit before anything runs: fail in one line, not halfway. */
@@ -218,7 +221,7 @@ static void print_ceiling(const engine *e, const kl_op *op) {
         printf("; L2 cold (weights rotate through copies > 3x L2)\n");
     } else if (op->tensor_core) {
         printf("ceiling: dense bf16 tensor-core peak %d SMs x %d FLOP/clock x %d MHz = %.1f TFLOPS; L2 warm "
-               "for step and cuBLAS alike\n", e->env.sms, kl_flop_per_clock_sm(e->env.cc, 1), mhz,
+               "for step and cuBLAS alike, but where a problem's note says L2 cold\n", e->env.sms, kl_flop_per_clock_sm(e->env.cc, 1), mhz,
                kl_peak_tflops(&e->env, 1, e->clock_khz));
     } else {
         printf("ceiling: FP32 peak %d SMs x %d lanes x 2 FLOP x %d MHz = %.1f TFLOPS; L2 warm for "

@@ -60,7 +60,9 @@ typedef struct kl_op {
     int (*shape)(kl_problem *p, int m_given, char *msg, size_t len);
     double (*flops)(const kl_problem *p);
     double (*bytes)(const kl_problem *p);          /* fewest bytes moved */
-    size_t (*rotating_bytes)(const kl_problem *p); /* one copy of what rotates */
+    size_t (*rotating_bytes)(const kl_problem *p); /* one copy of what rotates; a compute-bound op
+                                                       returns 0 (L2 warm) but for a problem it times
+                                                       cold (gemm_bf16 at M <= 64) */
     size_t (*device_bytes)(const kl_problem *p, int nrot);
     void *(*setup)(const kl_problem *p, int nrot, const kl_env *env);
     /* Checked launch number `pass` (0..checks-1): poison, run, copy back. */

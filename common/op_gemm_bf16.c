@@ -11,7 +11,13 @@
  * the call a framework makes for this layer) and cublasLtMatmul with each of
  * the first KL_LT_ALGOS algorithms its heuristic proposes, chosen per problem
  * by the engine's own timing and then timed the same way as the step.
- * Compute-bound: one copy of each operand, L2 warm for step and cuBLAS alike.
+ * Compute-bound: one copy of each operand, L2 warm for step and cuBLAS alike,
+ * except a decode batch (M <= KL_DECODE_M tokens).  There each weight is used
+ * by a few tokens, the weights' bytes set the time, and in a model they come
+ * from DRAM (the other layers' weights have evicted them); one copy of 4096 x
+ * 4096 (32 MB) would instead sit in the 50 MB L2 between timed launches.  So B
+ * rotates through copies, as Part II's weights do (kl_rotations), for the step
+ * and cuBLAS alike, and the GB/s column is a DRAM rate beside the read floor.
  */
 #include "op.h"
 
@@ -21,12 +27,14 @@
 
 #define KL_LT_ALGOS 4                 /* cublasLt candidates timed per problem */
 #define KL_LT_WORKSPACE (32u << 20)   /* cuBLAS's own default on Hopper */
+#define KL_DECODE_M 64                /* M up to this: a decode batch, timed with L2 cold */
 
 
 typedef struct gemm_state {
     kl_problem p;
     const kl_env *env;
-    kl_bf16 *A, *B, *C, *Cblas;   /* device; Cblas: the baseline's bf16 output */
+    kl_bf16 *A, *B, *C, *Cblas;   /* device; Cblas: the baseline's bf16 output; B: nrot copies */
+    int nrot;                     /* copies of B the timed launches rotate through (1: L2 warm) */
     float *Cref, *Cout;           /* device: fp32 reference, the step's C widened */
     float *h_out, *h_ref;
     /* The baseline: choice 0 is cublasGemmEx, 1..nalgo cublasLtMatmul with algo[choice-1]. */
@@ -37,7 +45,7 @@ typedef struct gemm_state {
     int nalgo, choice;
     double pick_us[1 + KL_LT_ALGOS];
     void *workspace;
-    char note[160];
+    char note[224];
 } gemm_state;
 
 static int gb_shape(kl_problem *p, int m_given, char *msg, size_t len) {
@@ -53,20 +61,20 @@ static double gb_flops(const kl_problem *p) { return 2.0 * p->m * (double)p->n *
 static double gb_bytes(const kl_problem *p) {
     return 2.0 * ((double)p->m * p->k + (double)p->n * p->k + (double)p->m * p->n);
 }
-static size_t gb_rotating(const kl_problem *p) { (void)p; return 0; }
+/* The weights, at a decode batch; nothing (L2 warm) otherwise. */
+static size_t gb_rotating(const kl_problem *p) { return p->m <= KL_DECODE_M ? 2 * (size_t)p->n * p->k : 0; }
 static size_t gb_device_bytes(const kl_problem *p, int nrot) {
-    (void)nrot;
     const size_t mk = (size_t)p->m * p->k, nk = (size_t)p->n * p->k, mn = (size_t)p->m * p->n;
-    return 2 * (mk + nk + 2 * mn) + 4 * 2 * mn;
+    return 2 * (mk + nk * (size_t)nrot + 2 * mn) + 4 * 2 * mn;
 }
 
 /* Row-major C[m][n] = A B^T is column-major C^T = B A^T: B (column-major
  * k x n, ld k) transposed, times A (column-major k x m, ld k). */
-static void gemm_ex(gemm_state *s, void *C, cudaDataType_t ctype) {
+static void gemm_ex(gemm_state *s, const kl_bf16 *B, void *C, cudaDataType_t ctype) {
     const kl_problem *p = &s->p;
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasGemmEx(s->env->cublas, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one,
-                              s->B, CUDA_R_16BF, p->k, s->A, CUDA_R_16BF, p->k, &zero,
+                              B, CUDA_R_16BF, p->k, s->A, CUDA_R_16BF, p->k, &zero,
                               C, ctype, p->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
@@ -96,18 +104,20 @@ static void lt_setup(gemm_state *s) {
     s->workspace = kl_dmalloc(ws);
 }
 
-static void baseline(gemm_state *s, int choice, cudaStream_t str) {
-    if (choice == 0) { gemm_ex(s, s->Cblas, CUDA_R_16BF); return; }
+/* Copy `rot` of B (the weights). */
+static const kl_bf16 *b_copy(const gemm_state *s, int rot) { return s->B + (size_t)(rot % s->nrot) * s->p.n * s->p.k; }
+
+static void baseline(gemm_state *s, int choice, int rot, cudaStream_t str) {
+    if (choice == 0) { gemm_ex(s, b_copy(s, rot), s->Cblas, CUDA_R_16BF); return; }
     const float one = 1.0f, zero = 0.0f;
-    CUBLAS_CHECK(cublasLtMatmul(s->lt, s->op, &one, s->B, s->lb, s->A, s->la, &zero, s->Cblas, s->lc,
+    CUBLAS_CHECK(cublasLtMatmul(s->lt, s->op, &one, b_copy(s, rot), s->lb, s->A, s->la, &zero, s->Cblas, s->lc,
                                   s->Cblas, s->lc, &s->algo[choice - 1], s->workspace, KL_LT_WORKSPACE, str));
 }
 
 typedef struct pick_launch { gemm_state *s; int choice; } pick_launch;
 static void launch_pick(void *ctx, int i) {
-    (void)i;
     const pick_launch *l = ctx;
-    baseline(l->s, l->choice, l->s->env->stream);
+    baseline(l->s, l->choice, i, l->s->env->stream);
 }
 
 /* The engine's timing (queued behind a held stream, median) decides; the
@@ -130,6 +140,10 @@ static const char *gb_baseline_note(void *st) {
     snprintf(s->note, sizeof s->note, "cuBLAS column: %s (picked by time: cublasGemmEx %.1f us, best of %d "
              "cublasLtMatmul algorithms %.1f us)", s->choice ? "cublasLtMatmul" : "cublasGemmEx",
              s->pick_us[0], s->nalgo, lt_best);
+    if (s->nrot > 1) {
+        const size_t used = strlen(s->note);
+        snprintf(s->note + used, sizeof s->note - used, "; L2 cold: B rotates through %d copies", s->nrot);
+    }
     return s->note;
 }
 
@@ -157,14 +171,14 @@ static void spot_check_reference(gemm_state *s) {
 }
 
 static void *gb_setup(const kl_problem *p, int nrot, const kl_env *env) {
-    (void)nrot;
     gemm_state *s = kl_hmalloc(sizeof *s);
     memset(s, 0, sizeof *s);
     s->p = *p;
     s->env = env;
     const size_t mk = (size_t)p->m * p->k, nk = (size_t)p->n * p->k, mn = (size_t)p->m * p->n;
     s->A = kl_dmalloc(2 * mk);
-    s->B = kl_dmalloc(2 * nk);
+    s->nrot = nrot < 1 ? 1 : nrot;
+    s->B = kl_dmalloc(2 * nk * (size_t)s->nrot);
     s->C = kl_dmalloc(2 * mn);
     s->Cblas = kl_dmalloc(2 * mn);
     s->Cref = kl_dmalloc(4 * mn);
@@ -173,6 +187,8 @@ static void *gb_setup(const kl_problem *p, int nrot, const kl_env *env) {
     const uint64_t seed = env->seed * 1000003u + (uint64_t)p->m * 31 + (uint64_t)p->n * 17 + (uint64_t)p->k;
     kl_fill_uniform_bf16(s->A, mk, -1.0f, 1.0f, seed + 1, env->stream);
     kl_fill_uniform_bf16(s->B, nk, -1.0f, 1.0f, seed + 2, env->stream);
+    for (int r = 1; r < s->nrot; ++r)   /* the other copies: byte copies of the first */
+        CUDA_CHECK(cudaMemcpyAsync(s->B + (size_t)r * nk, s->B, 2 * nk, cudaMemcpyDeviceToDevice, env->stream));
     CUDA_CHECK(cudaStreamSynchronize(env->stream));
     lt_setup(s);
     if (!env->check_only) pick_baseline(s);   /* --check-only times nothing */
@@ -194,7 +210,7 @@ static void gb_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
     kl_poison(s->C, 2 * mn, str);
     kl_poison(s->Cref, 4 * mn, str);
     kern->gemm_bf16(p->m, p->n, p->k, s->A, s->B, s->C, kern->ctx, str);
-    gemm_ex(s, s->Cref, CUDA_R_32F);
+    gemm_ex(s, s->B, s->Cref, CUDA_R_32F);
     kl_bf16_to_f32(s->C, s->Cout, mn, str);
     CUDA_CHECK(cudaStreamSynchronize(str));
     kl_copy_to_host(s->h_out, s->Cout, 4 * mn);
@@ -210,15 +226,13 @@ static void gb_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
 }
 
 static void gb_run(void *st, const kl_kernel *kern, int rot, cudaStream_t str) {
-    (void)rot;
     gemm_state *s = st;
-    kern->gemm_bf16(s->p.m, s->p.n, s->p.k, s->A, s->B, s->C, kern->ctx, str);
+    kern->gemm_bf16(s->p.m, s->p.n, s->p.k, s->A, b_copy(s, rot), s->C, kern->ctx, str);
 }
 
 static void gb_run_ref(void *st, int rot, cudaStream_t str) {
-    (void)rot;
     gemm_state *s = st;
-    baseline(s, s->choice, str);
+    baseline(s, s->choice, rot, str);
 }
 
 static void gb_teardown(void *st) {

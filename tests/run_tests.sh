@@ -238,6 +238,10 @@ else
                     san="-m 67 -n 45 -k 4096;-m 1153 -n 4104 -k 8"; san_tools="memcheck racecheck synccheck"
                     check "step$s --check-only decode and prefill batches: M 1 8 33 64 129 at N 4104, K 4096" \
                         ./step$s --check-only --sizes 1,8,33,64,129 -n 4104 -k 4096
+                    # a decode batch is timed with L2 cold (B rotates), M = 65 with one copy: the note says which
+                    check "step$s times 64 x 4096 x 4096 with L2 cold and 65 x 4096 x 4096 warm (the cuBLAS note says so)" bash -c \
+                        "./step$s -m 64 -n 4096 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -q 'L2 cold: B rotates through [0-9]* copies' &&
+                         ! ./step$s -m 65 -n 4096 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -q 'L2 cold'"
                     if ./step$s --help 2>&1 | grep -q -- '--split'; then   # forced plans: every split of a short K, odd shapes
                         for sp in 2 3 5 16; do
                             check "step$s --check-only --split $sp (-m 200 -n 1000 -k 4104; -m 8 -n 4104 -k 2048)" bash -c \

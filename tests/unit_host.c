@@ -3,6 +3,8 @@
  * rotation rule.  One line per test. */
 #include "check.h"
 #include "cli.h"
+#include "kl.h"
+#include "op.h"
 #include "report.h"
 #include "rng.h"
 #include "timing.h"
@@ -310,10 +312,28 @@ static void test_rotations(void) {
     TEST(kl_baseline_rotations(&env, 1, 10u << 20) == 1, "rotations: ... and one when the step has one (nothing timed)");
 }
 
+/* gemm_bf16 is compute-bound (L2 warm) but for a decode batch, M <= 64, whose
+ * weights rotate through copies (cold L2) for the step and cuBLAS alike. */
+static void test_gemm_decode_cold(void) {
+    const kl_op *ops[2] = {&kl_op_gemm_bf16, &kl_op_gemm_bf16_shapes};
+    for (int i = 0; i < 2; ++i) {
+        const kl_op *op = ops[i];
+        const kl_problem d64 = {64, 4096, 4096}, d1 = {1, 4104, 8}, p65 = {65, 4096, 4096}, sq = {4096, 4096, 4096};
+        TEST(!op->memory_bound && op->rotating_bytes(&d64) == (size_t)2 * 4096 * 4096 &&
+                 op->rotating_bytes(&d1) == (size_t)2 * 4104 * 8,
+             "gemm_bf16 (part %s): a decode batch (M <= 64) rotates its weights, 2 N K bytes a copy", op->part);
+        TEST(op->rotating_bytes(&p65) == 0 && op->rotating_bytes(&sq) == 0,
+             "gemm_bf16 (part %s): M = 65 and 4096^3 keep one copy (L2 warm)", op->part);
+        TEST(op->device_bytes(&d64, 6) - op->device_bytes(&d64, 1) == (size_t)5 * 2 * 4096 * 4096,
+             "gemm_bf16 (part %s): device memory counts every copy of B", op->part);
+    }
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a crash keeps the lines printed before it */
     test_rng();
     test_rotations();
+    test_gemm_decode_cold();
     test_cli();
     test_stats();
     test_spot_check();
