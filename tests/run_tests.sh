@@ -241,13 +241,23 @@ else
                     # a decode batch is timed with L2 cold (B rotates), M = 65 with one copy: the note says which
                     check "step$s times 64 x 4096 x 4096 with L2 cold and 65 x 4096 x 4096 warm (the cuBLAS note says so)" bash -c \
                         "./step$s -m 64 -n 4096 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -q 'L2 cold: B rotates through [0-9]* copies' &&
-                         ! ./step$s -m 65 -n 4096 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -q 'L2 cold'"
+                         ! ./step$s -m 65 -n 4096 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -q 'L2 cold: B rotates'"
                     if ./step$s --help 2>&1 | grep -q -- '--split'; then   # forced plans: every split of a short K, odd shapes
                         for sp in 2 3 5 16; do
                             check "step$s --check-only --split $sp (-m 200 -n 1000 -k 4104; -m 8 -n 4104 -k 2048)" bash -c \
                                 "./step$s --check-only -m 200 -n 1000 -k 4104 --split $sp && ./step$s --check-only -m 8 -n 4104 -k 2048 --split $sp"
                         done
                         check "step$s rejects --split 9 at K = 512 (8 k tiles) with exit 2" expect_exit 2 "split" ./step$s --check-only -m 64 -n 64 -k 512 --split 9
+                    fi
+                    if ./step$s --help 2>&1 | grep -q 'tile width: 64, 128, 192'; then   # every tile width, forced, at odd shapes and a split
+                        for bn in 64 128 192 256; do
+                            check "step$s --check-only --bn $bn (N % 8 != 0; more tiles than SMs; split 3)" bash -c \
+                                "./step$s --check-only --swap 1 --bn $bn -m 513 -n 1001 -k 136 &&
+                                 ./step$s --check-only --swap 1 --bn $bn -m 4097 -n 4104 -k 72 &&
+                                 ./step$s --check-only --swap 1 --bn $bn -m 300 -n 2056 -k 4096 --split 3"
+                        done
+                        check "step$s rejects --bn 96 with exit 2" expect_exit 2 "tile widths" ./step$s --check-only -m 256 -n 64 -k 64 --bn 96
+                        check "step$s rejects --bn at a swapped M with exit 2" expect_exit 2 "swap" ./step$s --check-only -m 8 -n 64 -k 64 --bn 64
                     fi
                     if ./step$s --help 2>&1 | grep -q -- '--swap'; then   # C^T = B A^T at every activation width
                         for shp in "-m 1 -n 1000 -k 4104" "-m 7 -n 4095 -k 1024" "-m 9 -n 257 -k 64" "-m 33 -n 4104 -k 4096" \
