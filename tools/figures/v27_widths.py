@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""docs/img/v27_widths.svg: the tiles of 1536 x 1536 x 1536 (bf16 GEMM, 24 k steps of 64)
+over the H100's 132 SMs, as two Gantt charts on one time scale: the variant
+"two_widths" (v26's choice of 128 x 256 or 128 x 128 tiles: 72 tiles of 128 x 256) and
+the plan v27 picks (96 tiles of 128 x 192).  Both are one wave: the grid is one block
+per tile, at most one per SM, block b taking tile b, so row b is drawn as tile b.
+
+Measured: each panel's kernel time and the cuBLAS time, read from the published run
+(results/h100-80gb-hbm3/step27.csv: the rows 1536 x 1536 x 1536 of the variant
+two_widths and of v27 itself, median of CUDA-event timings, L2 warm).  Schematic:
+that every busy SM's bar runs from the kernel's start to its end (one solid bar per
+tile; when each tile really starts and ends is not measured).
+
+    python3 tools/figures/v27_widths.py   (writes docs/img/v27_widths.svg, or into $FIG_OUT_DIR)
+"""
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from svgfig import Fig, out_path
+
+SMS = 132                                 # H100 SMs
+T_MAX = 22                                # us, the shared x scale
+BUSY_C, IDLE_C, CUBLAS_C = '#1f78b4', '#e4e4e4', '#d62728'
+X0, PX_US = 56, 30                        # plot's left edge; pixels per microsecond
+ROW, BAR = 2, 1.5                         # a row per SM, and its bar's height within it
+PLOT_H = SMS * ROW
+CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'results', 'h100-80gb-hbm3',
+                   'step27.csv')
+
+
+def row(variant):
+    """1536 x 1536 x 1536's row of the published run for variant ('' is v27 itself)."""
+    with open(CSV) as f:
+        for r in csv.DictReader(f):
+            if (r['m'], r['n'], r['k'], r['variant']) == ('1536', '1536', '1536', variant):
+                return r
+    sys.exit(f'{CSV}: no row 1536 x 1536 x 1536 of variant "{variant}"')
+
+
+def xt(us):
+    return X0 + us * PX_US
+
+
+def axes(f, y0):
+    """SM labels on the left, the time axis below."""
+    f.text(X0 - 6, y0 - 8, 'SM', fs=10, anchor='end', fill='#555')
+    for sm in range(0, SMS, 16):
+        f.text(X0 - 6, y0 + sm * ROW + 4, str(sm), fs=9, anchor='end', fill='#555')
+        f.line(X0 - 3, y0 + sm * ROW + ROW / 2, X0, y0 + sm * ROW + ROW / 2, stroke='#888', sw=0.8)
+    f.line(X0, y0, X0, y0 + PLOT_H, stroke='#444', sw=1)
+    yb = y0 + PLOT_H
+    f.line(X0, yb, xt(T_MAX), yb, stroke='#444', sw=1)
+    for us in range(0, T_MAX + 1, 2):
+        f.line(xt(us), yb, xt(us), yb + 4, stroke='#444', sw=1)
+        f.text(xt(us), yb + 15, str(us), fs=9, anchor='middle', fill='#555')
+    f.text(xt(T_MAX), yb + 28, 'time from the kernel\'s start (us)', fs=10, anchor='end', fill='#555')
+
+
+def marker(f, y0, t, label, colour, dash, sw):
+    """A dashed line over the panel at time t, its label above it."""
+    f.line(xt(t), y0 - 2, xt(t), y0 + PLOT_H, stroke=colour, sw=sw, dash=dash)
+    f.text(xt(t), y0 - 6, label, fs=10, anchor='middle', weight='bold', fill=colour)
+
+
+def panel(f, y0, title, caption, tiles, t, t_cublas):
+    f.text(X0 - 40, y0 - 40, title, fs=12, weight='bold')
+    f.text(X0 - 40, y0 - 24, caption, fs=11, fill='#444')
+    for sm in range(tiles):
+        f.rect(xt(0), y0 + sm * ROW, t * PX_US, BAR, fill=BUSY_C, stroke='none', sw=0)
+    # The SMs without a tile: one block, so that its labels can sit inside it.
+    f.rect(X0, y0 + tiles * ROW, t * PX_US, (SMS - tiles) * ROW, fill=IDLE_C, stroke='none', sw=0)
+    cy = y0 + (tiles + SMS) / 2 * ROW
+    f.text(xt(t / 2), cy, f'{SMS - tiles} SMs idle', fs=14, anchor='middle', weight='bold')
+    f.text(xt(t / 2), cy + 18, f'SMs {tiles}-{SMS - 1}: no tile to run', fs=11, anchor='middle', fill='#444')
+    marker(f, y0, t_cublas, f'cuBLAS {t_cublas:.1f} us', CUBLAS_C, '2,3', 0.8)
+    marker(f, y0, t, f'{t:.1f} us', '#000', '3,2', 1)
+    axes(f, y0)
+
+
+def main(out):
+    two, v27 = row('two_widths'), row('')
+    t_two, t_v27, t_cublas = float(two['time_us']), float(v27['time_us']), float(v27['cublas_time_us'])
+    y1 = 130
+    y2 = y1 + PLOT_H + 100                 # the second panel's top
+    h = y2 + PLOT_H + 80
+    f = Fig(800, h, fs=12)
+    f.text(400, 22, 'v27: the tiles of 1536 x 1536 x 1536 over the 132 SMs, two widths', fs=14,
+           anchor='middle', weight='bold')
+    f.text(400, 40, 'bf16 GEMM on the H100; grid: one block per tile, at most one per SM; one wave each',
+           fs=10, anchor='middle')
+    lx, ly = 24, 66
+    for c, s, w in [(BUSY_C, 'an SM running its tile', 200), (IDLE_C, 'idle', 60)]:
+        f.rect(lx, ly - 10, 14, 12, fill=c, stroke='#999', sw=0.5)
+        f.text(lx + 20, ly, s, fs=11)
+        lx += w + 20
+    f.line(lx, ly - 4, lx + 14, ly - 4, stroke=CUBLAS_C, sw=1.5, dash='2,3')
+    f.text(lx + 20, ly, 'cuBLAS\'s time, same problem', fs=11)
+    panel(f, y1, 'two widths (v26): 72 tiles of 128 x 256', '72 tiles x 24 k steps of 128 x 256',
+          72, t_two, t_cublas)
+    panel(f, y2, 'v27: 96 tiles of 128 x 192', '96 tiles x 24 k steps of 128 x 192 (3/4 of the work each)',
+          96, t_v27, t_cublas)
+    notes = ['rows: one thin row per SM, 132 of them; row b: the SM that runs block b, and so tile b.',
+             'bar lengths: times measured on the H100 (step27.csv); one solid bar per tile is schematic.']
+    for i, s in enumerate(notes):
+        f.text(24, h - 28 + i * 16, s, fs=11)
+    f.save(out)
+
+
+if __name__ == '__main__':
+    main(out_path('v27_widths.svg'))
