@@ -5,7 +5,7 @@
  * A decode batch (M = 8 .. 64 tokens) fills 8 to 64 of the 128 rows of v25's tile.  The
  * TMA still copies a 128-row box of A (the rows past M arrive as zeros) and every wgmma
  * multiplies all 128 rows: at M = 8, 94% of the tensor work is on zeros.  v25 takes the
- * same time at M = 8, 32 and 64 (19.2 to 19.8 us at N = K = 4096 on the H100), so the
+ * same time at M = 8, 32 and 64 (19.2 to 19.8 us at N = K = 4096 on the H100, L2 warm), so the
  * tile, not the bytes, sets its pace.
  *
  * The product transposed, C^T = B A^T, puts the weights (N rows) on wgmma's M side, 128
@@ -41,7 +41,7 @@
 template <int BN> __host__ __device__ constexpr int stages() {
     // 4 x 48 KB (128 x 256), 6 x 32 KB (128 x 128); a swapped tile (128 weight rows x BN <= 64
     // activations, 16 KB + BN x 128 B) as many as 192 KB hold: 8 at BN 64, 11 at BN 8.  The
-    // depth did not matter: 128 to 224 KB of ring took 11.0 to 11.4 us at 8 x 4096 x 4096.
+    // depth did not matter: 128 to 224 KB of ring took 11.0 to 11.4 us at 8 x 4096 x 4096 (L2 warm).
     return BN == 256 ? 4 : BN == 128 ? 6 : 192 * 1024 / (16 * 1024 + BN * 128);
 }
 static_assert(BK == 64, "BK bf16 = one 128-byte row: the TMA's and wgmma's 128-byte swizzle");
