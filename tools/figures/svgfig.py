@@ -7,6 +7,7 @@ out of its box, into a box or over other text fails here, and its file is
 removed.  tests/cpu_figures.sh re-runs every script and compares its output with
 the committed SVG.
 """
+import csv
 import html
 import os
 import sys
@@ -20,6 +21,34 @@ def out_path(name):
     here = os.path.dirname(os.path.abspath(__file__))
     d = os.environ.get('FIG_OUT_DIR') or os.path.join(here, '..', '..', 'docs', 'img')
     return os.path.join(d, name)
+
+
+def published_row(step, m, n, k, variant=''):
+    """Problem m x n x k's row of variant ('' the step itself) in the published run
+    (results/h100-80gb-hbm3/stepSTEP.csv), so that a figure draws what the page quotes."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, '..', '..', 'results', 'h100-80gb-hbm3', f'step{step}.csv')
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            if (r['m'], r['n'], r['k'], r['variant']) == (str(m), str(n), str(k), variant):
+                return r
+    sys.exit(f'{path}: no row {m} x {n} x {k} of variant "{variant}"')
+
+
+def sm_time_axes(f, x0, y0, sms, row, px_us, t_max, tick):
+    """A Gantt chart's frame, one row of `row` pixels per SM from y0: SM numbers every 16
+    rows on the left of x0, and below the rows a time axis to t_max us, ticks every `tick`."""
+    f.text(x0 - 6, y0 - 8, 'SM', fs=10, anchor='end', fill='#555')
+    for sm in range(0, sms, 16):
+        f.text(x0 - 6, y0 + sm * row + 4, str(sm), fs=9, anchor='end', fill='#555')
+        f.line(x0 - 3, y0 + sm * row + row / 2, x0, y0 + sm * row + row / 2, stroke='#888', sw=0.8)
+    f.line(x0, y0, x0, y0 + sms * row, stroke='#444', sw=1)
+    yb = y0 + sms * row
+    f.line(x0, yb, x0 + t_max * px_us, yb, stroke='#444', sw=1)
+    for us in range(0, t_max + 1, tick):
+        f.line(x0 + us * px_us, yb, x0 + us * px_us, yb + 4, stroke='#444', sw=1)
+        f.text(x0 + us * px_us, yb + 15, str(us), fs=9, anchor='middle', fill='#555')
+    f.text(x0 + t_max * px_us, yb + 28, 'time from the kernel\'s start (us)', fs=10, anchor='end', fill='#555')
 
 
 def text_width(s, fs):

@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, out_path
+from svgfig import Fig, out_path, sm_time_axes
 
 SMS, K_TILES = 132, 64                    # H100 SMs; K 4096 / BK 64
 T_FIXED, T_CHOSEN = 42.2, 20.3            # us, the kernel times measured by ncu
@@ -35,17 +35,7 @@ def xt(us):
 
 def axes(f, y0, busy_to):
     """SM labels on the left, the time axis below; busy_to: rows below it had no unit."""
-    f.text(X0 - 6, y0 - 8, 'SM', fs=10, anchor='end', fill='#555')
-    for sm in range(0, SMS, 16):
-        f.text(X0 - 6, y0 + sm * ROW + 4, str(sm), fs=9, anchor='end', fill='#555')
-        f.line(X0 - 3, y0 + sm * ROW + ROW / 2, X0, y0 + sm * ROW + ROW / 2, stroke='#888', sw=0.8)
-    f.line(X0, y0, X0, y0 + PLOT_H, stroke='#444', sw=1)
-    yb = y0 + PLOT_H
-    f.line(X0, yb, xt(T_MAX), yb, stroke='#444', sw=1)
-    for us in range(0, T_MAX + 1, 5):
-        f.line(xt(us), yb, xt(us), yb + 4, stroke='#444', sw=1)
-        f.text(xt(us), yb + 15, str(us), fs=9, anchor='middle', fill='#555')
-    f.text(xt(T_MAX), yb + 28, 'time from the kernel\'s start (us)', fs=10, anchor='end', fill='#555')
+    sm_time_axes(f, X0, y0, SMS, ROW, PX_US, T_MAX, 5)
 
 
 def bar(f, y0, sm, t0, t1, colour):

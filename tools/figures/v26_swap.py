@@ -9,27 +9,20 @@ row and v26's own).
 
     python3 tools/figures/v26_swap.py   (writes docs/img/v26_swap.svg, or into $FIG_OUT_DIR)
 """
-import csv
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, out_path
+from svgfig import Fig, out_path, published_row
 
 PX = 2                                    # pixels per row or column of a tile
 M_TOK, ROWS, COLS_V25 = 8, 128, 128       # tokens; wgmma M side per block; v25's tile width
 REAL_C, ZERO_C, W_C = '#1f78b4', '#e4e4e4', '#33a02c'
-CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'results', 'h100-80gb-hbm3',
-                   'step26.csv')
 
 
 def time_us(variant):
     """8 x 4096 x 4096's time in the published run, us, to one decimal as the page shows it."""
-    with open(CSV) as f:
-        for r in csv.DictReader(f):
-            if (r['m'], r['n'], r['k'], r['variant']) == ('8', '4096', '4096', variant):
-                return f"{float(r['time_us']):.1f}"
-    sys.exit(f'{CSV}: no row 8 x 4096 x 4096 of variant "{variant}"')
+    return f"{float(published_row(26, 8, 4096, 4096, variant)['time_us']):.1f}"
 
 
 def tile(f, x, y, w_cols, real_rows, real_colour, title, sub):

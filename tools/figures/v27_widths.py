@@ -13,12 +13,11 @@ tile; when each tile really starts and ends is not measured).
 
     python3 tools/figures/v27_widths.py   (writes docs/img/v27_widths.svg, or into $FIG_OUT_DIR)
 """
-import csv
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, out_path
+from svgfig import Fig, out_path, published_row, sm_time_axes
 
 SMS = 132                                 # H100 SMs
 T_MAX = 22                                # us, the shared x scale
@@ -26,17 +25,11 @@ BUSY_C, IDLE_C, CUBLAS_C = '#1f78b4', '#e4e4e4', '#d62728'
 X0, PX_US = 56, 30                        # plot's left edge; pixels per microsecond
 ROW, BAR = 2, 1.5                         # a row per SM, and its bar's height within it
 PLOT_H = SMS * ROW
-CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'results', 'h100-80gb-hbm3',
-                   'step27.csv')
 
 
 def row(variant):
     """1536 x 1536 x 1536's row of the published run for variant ('' is v27 itself)."""
-    with open(CSV) as f:
-        for r in csv.DictReader(f):
-            if (r['m'], r['n'], r['k'], r['variant']) == ('1536', '1536', '1536', variant):
-                return r
-    sys.exit(f'{CSV}: no row 1536 x 1536 x 1536 of variant "{variant}"')
+    return published_row(27, 1536, 1536, 1536, variant)
 
 
 def xt(us):
@@ -45,17 +38,7 @@ def xt(us):
 
 def axes(f, y0):
     """SM labels on the left, the time axis below."""
-    f.text(X0 - 6, y0 - 8, 'SM', fs=10, anchor='end', fill='#555')
-    for sm in range(0, SMS, 16):
-        f.text(X0 - 6, y0 + sm * ROW + 4, str(sm), fs=9, anchor='end', fill='#555')
-        f.line(X0 - 3, y0 + sm * ROW + ROW / 2, X0, y0 + sm * ROW + ROW / 2, stroke='#888', sw=0.8)
-    f.line(X0, y0, X0, y0 + PLOT_H, stroke='#444', sw=1)
-    yb = y0 + PLOT_H
-    f.line(X0, yb, xt(T_MAX), yb, stroke='#444', sw=1)
-    for us in range(0, T_MAX + 1, 2):
-        f.line(xt(us), yb, xt(us), yb + 4, stroke='#444', sw=1)
-        f.text(xt(us), yb + 15, str(us), fs=9, anchor='middle', fill='#555')
-    f.text(xt(T_MAX), yb + 28, 'time from the kernel\'s start (us)', fs=10, anchor='end', fill='#555')
+    sm_time_axes(f, X0, y0, SMS, ROW, PX_US, T_MAX, 2)
 
 
 def marker(f, y0, t, label, colour, dash, sw):
