@@ -79,7 +79,7 @@ int kl_parse_sizes(const char *s, int *out, int max, int *n, char *err, size_t e
 }
 
 enum { OPT_SIZES = 256, OPT_ITERS, OPT_WARMUP, OPT_SEED, OPT_CSV, OPT_CHECK,
-       OPT_DEVICE, OPT_BUDGET, OPT_STEP0 = 512 };
+       OPT_DEVICE, OPT_BUDGET, OPT_PLAN, OPT_STEP0 = 512 };
 
 void kl_print_usage(FILE *f, const char *prog, const kl_opt *opts) {
     fprintf(f,
@@ -96,6 +96,9 @@ void kl_print_usage(FILE *f, const char *prog, const kl_opt *opts) {
         "  --check-only     check correctness only: nothing is timed (no read ceiling, no\n"
         "                   cuBLAS timing); the reference runs once per check\n"
         "  --device N       CUDA device to use (default 0)\n"
+        "  --plan SMS       print how the step would split each problem over a GPU of\n"
+        "                   SMS SMs (132: the H100) and exit; needs no GPU (steps that\n"
+        "                   choose a plan per problem, v25 on)\n"
         "  --help           this text\n", prog);
     for (int i = 0; opts && i < KL_MAX_OPTS && opts[i].name; ++i)
         fprintf(f, "  --%-15s %s (%d..%d)\n", opts[i].name, opts[i].help, opts[i].min, opts[i].max);
@@ -119,9 +122,10 @@ int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
         {"csv", required_argument, 0, OPT_CSV},
         {"check-only", no_argument, 0, OPT_CHECK},
         {"device", required_argument, 0, OPT_DEVICE},
+        {"plan", required_argument, 0, OPT_PLAN},
         {"help", no_argument, 0, 'h'},
     };
-    int nlo = 9;
+    int nlo = 10;
     for (int i = 0; opts && i < KL_MAX_OPTS && opts[i].name; ++i)
         lo[nlo++] = (struct option){opts[i].name, required_argument, 0, OPT_STEP0 + i};
     lo[nlo] = (struct option){0, 0, 0, 0};
@@ -157,6 +161,7 @@ int kl_parse_cli(int argc, char **argv, const kl_opt *opts, kl_cli *cli,
             break;
         case OPT_CHECK: cli->check_only = 1; break;
         case OPT_DEVICE: if (parse_int_opt("--device", optarg, 0, KL_MAX_DEVICE, &cli->device, err, errlen)) return KL_EXIT_USAGE; break;
+        case OPT_PLAN: if (parse_int_opt("--plan", optarg, 1, KL_MAX_SMS, &cli->plan_sms, err, errlen)) return KL_EXIT_USAGE; break;
         case 'h': cli->help = 1; break;
         case ':':
             snprintf(err, errlen, "option '%s' needs a value", flag);

@@ -19,6 +19,7 @@ extern "C" {
 #define KL_MAX_WARMUP 10000
 #define KL_MAX_BUDGET_MS 600000   /* ten minutes per measurement */
 #define KL_MAX_DEVICE 1024
+#define KL_MAX_SMS 1024       /* --plan: SMs of the GPU planned for */
 
 typedef struct kl_cli {
     int sizes[KL_MAX_SIZES];
@@ -30,6 +31,7 @@ typedef struct kl_cli {
     uint64_t seed;
     const char *csv;         /* NULL: no CSV */
     int check_only;
+    int plan_sms;            /* --plan SMS: print each problem's plan for SMS SMs, then exit (0: run) */
     int device;
     int help;
 } kl_cli;

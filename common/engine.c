@@ -435,7 +435,19 @@ int kl_main(int argc, char **argv, const kl_step *step) {
     e.step = step;
     int rc = parse_args(&e, argc, argv);
     if (rc >= 0) return rc;
-    if ((rc = plan_problems(&e)) || (rc = open_csv(&e)) || (rc = open_gpu(&e)) || (rc = check_memory(&e))) {
+    if ((rc = plan_problems(&e))) return rc;
+    if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */
+        if (!step->show_plan) {
+            fprintf(stderr, "%s: --plan: this step runs one plan for every problem (steps 25 on choose one per problem)\n",
+                    kl_prog());
+            return KL_EXIT_USAGE;
+        }
+        for (int i = 0; i < e.np; ++i) step->show_plan(&e.p[i], e.cli.plan_sms);
+        free(e.p);
+        free(e.m_given);
+        return KL_EXIT_OK;
+    }
+    if ((rc = open_csv(&e)) || (rc = open_gpu(&e)) || (rc = check_memory(&e))) {
         if (e.csv) drop_csv(&e);
         return rc;
     }

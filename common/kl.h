@@ -144,6 +144,9 @@ typedef struct kl_step {
     /* Optional: return 0 if the step can compute p, else write why (one line,
      * with what to do instead) into msg and return nonzero: exit 2. */
     int (*accepts)(const kl_problem *p, char *msg, size_t len);
+    /* Optional: print the plan each kernel would run p with on a GPU of `sms` SMs (host
+     * code only, no GPU touched): --plan SMS calls it for every problem, then exits. */
+    void (*show_plan)(const kl_problem *p, int sms);
     kl_kernel kernels[KL_MAX_KERNELS];
     kl_opt opts[KL_MAX_OPTS];
 } kl_step;

@@ -16,7 +16,8 @@
 # tests/cpu_*.sh files run alone (unit: the unit binaries; golden: whole tables,
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
-# links: the docs' links; nognuplot: plots.sh without gnuplot).  A GPU mutant's
+# links: the docs' links; nognuplot: plots.sh without gnuplot; plans: Part IV's plans,
+# printed by --plan on the host, steps 25-27 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
 # the steps in MUTANT_GPU_STEPS (default "0 10 17").
 set -uo pipefail
@@ -83,6 +84,11 @@ s4 ||| harness ||| tests/cpu_harness.sh ||| check.o|cli.o|report.o|quant.o) echo
 s5 ||| nognuplot ||| tests/cpu_nognuplot.sh ||| PATH=$PWD/$tmp/nognuplot && ||| PATH=$PWD/$tmp/nognuplot:/usr/bin:/bin && ||| the no-gnuplot test runs where gnuplot is found
 s6 ||| golden ||| tests/golden.sh ||| elif diff -u "$gold/$b" "$f" ||| elif diff -u <(head -n 5 "$gold/$b") <(head -n 5 "$f") ||| golden files compared by their first lines only
 s7 ||| golden ||| tests/golden.sh ||| then { head -n1 "$f"; tail -n +2 "$f" | LC_ALL=C sort; } ||| then { head -n1 "$f"; tail -n +2 "$f" | cut -d' ' -f1 | LC_ALL=C sort; } ||| roofline.dat compared by its labels only
+p1 ||| plans ||| steps/v27_tile_width/gemm.cu ||| const double cost = plan_for(m, n, bn, 1, sms).waves * tile_cost(bn); ||| const double cost = tile_cost(bn); ||| v27: a width's cost without its waves (the narrowest tile always wins)
+p2 ||| plans ||| steps/v27_tile_width/gemm.cu ||| bn >= MIN_BN && !opt_bn; bn -= 64) ||| bn >= MIN_BN && !opt_bn; bn -= 128) ||| v27: the widths 64 and 192 never tried
+p3 ||| plans ||| steps/v26_small_m/gemm.cu ||| const int na = m <= 8 ? 8 : ||| const int na = m < 8 ? 8 : ||| v26: M = 8 swapped with n = 16, twice the activations' width
+p4 ||| plans ||| steps/v25_split_k/gemm.cu ||| split = sms / tiles; ||| split = (sms + tiles - 1) / tiles; ||| v25: the split rounded up: more units than SMs, a second wave
+p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
 g3 ||| gpu ||| common/op_sgemm.c |||         kl_poison(s->C, 4 * mn, str); ||| ; ||| sgemm: C not poisoned with NaN (an unwritten column keeps the right answer of a previous run)
@@ -159,6 +165,9 @@ run_suite() {
                 harness) . tests/cpu_harness.sh ;;
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
+                plans)   # Part IV's plans on the host (--plan): the steps that choose one
+                    for st in 25 26 27; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    . tests/cpu_plans.sh ;;
                 gpu)
                     for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     steps=$built

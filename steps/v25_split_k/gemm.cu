@@ -492,17 +492,29 @@ static void run_plan(int m, int n, int k, const Plan &p, int grid_max, const kl_
     KL_CHECK_LAUNCH();
 }
 
+// The plan of variant v for m x n x k on `sms` SMs, said in one line.
+static Plan plan_and_say(const Variant *v, int m, int n, int k, int sms) {
+    const Plan p = v->fixed ? plan_for(m, n, 256, 1, sms) : choose(m, n, k, sms);
+    printf("  plan%s for %d x %d x %d: tile 128 x %d, split %d: %lld unit%s on %d SMs, %lld wave%s\n",
+           v->fixed ? " (fixed)" : "", m, n, k, p.bn, p.split, p.units, p.units == 1 ? "" : "s", sms, p.waves,
+           p.waves == 1 ? "" : "s");
+    return p;
+}
+
+static Variant chosen = {0, {0, 0, 0}, {}}, fixed = {1, {0, 0, 0}, {}};
+
+static void show_plan(const kl_problem *q, int sms) {   // --plan SMS: both variants' plans, no GPU
+    plan_and_say(&chosen, q->m, q->n, q->k, sms);
+    plan_and_say(&fixed, q->m, q->n, q->k, sms);
+}
+
 static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_bf16 *c, void *ctx, cudaStream_t stream) {
     const int sms = prepare<256>();
     prepare<128>();
     Variant *v = static_cast<Variant *>(ctx);
     if (m != v->said.m || n != v->said.n || k != v->said.k) {   // a new problem: plan it, and say so above its results
-        const Plan p = v->fixed ? plan_for(m, n, 256, 1, sms) : choose(m, n, k, sms);
-        printf("  plan%s for %d x %d x %d: tile 128 x %d, split %d: %lld unit%s on %d SMs, %lld wave%s\n",
-               v->fixed ? " (fixed)" : "", m, n, k, p.bn, p.split, p.units, p.units == 1 ? "" : "s", sms, p.waves,
-               p.waves == 1 ? "" : "s");
+        v->plan = plan_and_say(v, m, n, k, sms);
         v->said = (kl_problem){m, n, k};
-        v->plan = p;
     }
     const Plan &p = v->plan;
     if (p.bn == 256) run_plan<256>(m, n, k, p, sms, a, b, c, stream);
@@ -510,7 +522,6 @@ static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_b
 }
 
 int main(int argc, char **argv) {
-    static Variant chosen = {0, {0, 0, 0}, {}}, fixed = {1, {0, 0, 0}, {}};
     kl_step step = {};
     step.number = 25;
     step.title = "tile width and split-K chosen per problem to fill the SMs, in-kernel deterministic fix-up (sm_90a)";
@@ -518,6 +529,7 @@ int main(int argc, char **argv) {
     step.only_cc = 90;
     step.smem_per_block = smem_bytes<256>();
     step.accepts = accepts;
+    step.show_plan = show_plan;
     step.kernels[0].op = &kl_op_gemm_bf16_shapes;
     step.kernels[0].gemm_bf16 = launch;
     step.kernels[0].ctx = &chosen;

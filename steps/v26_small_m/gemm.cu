@@ -548,23 +548,35 @@ static void run_plan(int m, int n, int k, const Plan &p, int grid_max, const kl_
     KL_CHECK_LAUNCH();
 }
 
+// The plan of variant v for m x n x k on `sms` SMs, said in one line.
+static Plan plan_and_say(const Variant *v, int m, int n, int k, int sms) {
+    const int swap = !v->no_swap && opt_swap != 1 && (opt_swap == 2 || m <= 64);
+    const Plan p = swap ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);
+    if (p.swap)
+        printf("  plan%s for %d x %d x %d: swapped, 128 weight rows x %d activations, split %d: %lld unit%s on %d SMs, "
+               "%lld wave%s\n", v->no_swap ? " (no_swap)" : "", m, n, k, p.bn, p.split, p.units, p.units == 1 ? "" : "s",
+               sms, p.waves, p.waves == 1 ? "" : "s");
+    else
+        printf("  plan%s for %d x %d x %d: tile 128 x %d, split %d: %lld unit%s on %d SMs, %lld wave%s\n",
+               v->no_swap ? " (no_swap)" : "", m, n, k, p.bn, p.split, p.units, p.units == 1 ? "" : "s", sms, p.waves,
+               p.waves == 1 ? "" : "s");
+    return p;
+}
+
+static Variant chosen = {0, {0, 0, 0}, {}}, no_swap = {1, {0, 0, 0}, {}};
+
+static void show_plan(const kl_problem *q, int sms) {   // --plan SMS: both variants' plans, no GPU
+    plan_and_say(&chosen, q->m, q->n, q->k, sms);
+    plan_and_say(&no_swap, q->m, q->n, q->k, sms);
+}
+
 static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_bf16 *c, void *ctx, cudaStream_t stream) {
     const int sms = prepare<256>();
     prepare<128>();
     Variant *v = static_cast<Variant *>(ctx);
     if (m != v->said.m || n != v->said.n || k != v->said.k) {   // a new problem: plan it, and say so above its results
-        const int swap = !v->no_swap && opt_swap != 1 && (opt_swap == 2 || m <= 64);
-        const Plan p = swap ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);
-        if (p.swap)
-            printf("  plan%s for %d x %d x %d: swapped, 128 weight rows x %d activations, split %d: %lld unit%s on %d SMs, "
-                   "%lld wave%s\n", v->no_swap ? " (no_swap)" : "", m, n, k, p.bn, p.split, p.units, p.units == 1 ? "" : "s",
-                   sms, p.waves, p.waves == 1 ? "" : "s");
-        else
-            printf("  plan%s for %d x %d x %d: tile 128 x %d, split %d: %lld unit%s on %d SMs, %lld wave%s\n",
-                   v->no_swap ? " (no_swap)" : "", m, n, k, p.bn, p.split, p.units, p.units == 1 ? "" : "s", sms, p.waves,
-                   p.waves == 1 ? "" : "s");
+        v->plan = plan_and_say(v, m, n, k, sms);
         v->said = (kl_problem){m, n, k};
-        v->plan = p;
     }
     const Plan &p = v->plan;
     if (!p.swap) {
@@ -581,7 +593,6 @@ static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_b
 }
 
 int main(int argc, char **argv) {
-    static Variant chosen = {0, {0, 0, 0}, {}}, no_swap = {1, {0, 0, 0}, {}};
     kl_step step = {};
     step.number = 26;
     step.title = "small M: the weights on wgmma's M side (C^T = B A^T), the activations as its N (sm_90a)";
@@ -589,6 +600,7 @@ int main(int argc, char **argv) {
     step.only_cc = 90;
     step.smem_per_block = smem_bytes<256>();
     step.accepts = accepts;
+    step.show_plan = show_plan;
     step.kernels[0].op = &kl_op_gemm_bf16_shapes;
     step.kernels[0].gemm_bf16 = launch;
     step.kernels[0].ctx = &chosen;

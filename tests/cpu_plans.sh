@@ -1,0 +1,42 @@
+# cpu_plans.sh - sourced by run_tests.sh (CPU part): the plans Part IV's steps choose,
+# printed by --plan SMS on the host (no GPU), against the counts their pages teach.
+# Uses ok, bad, skp, check, expect_exit, $tmp, $built.
+
+# plan_is STEP SMS "ARGS" "PATTERN": --plan prints a line matching PATTERN (grep -E)
+plan_is() {
+    local s=$1 sms=$2 args=$3 pat=$4
+    case " $built " in
+        *" $s "*) check "step$s --plan $sms $args: $pat" bash -c \
+                      "./step$s --plan $sms $args >'$tmp/plan.out' 2>&1 && grep -Eq -- '$pat' '$tmp/plan.out' ||
+                       { cat '$tmp/plan.out'; exit 1; }" ;;
+        *) skp "step$s --plan: step$s is not built" ;;
+    esac
+}
+# v25: split-K where tiles are few (its page's table), the fixed grid beside it
+plan_is 25 132 "-m 32 -n 4096 -k 4096" "^  plan for 32 x 4096 x 4096: tile 128 x 128, split 4: 128 units on 132 SMs, 1 wave$"
+plan_is 25 132 "-m 32 -n 4096 -k 4096" "^  plan \(fixed\) for 32 x 4096 x 4096: tile 128 x 256, split 1: 16 units"
+plan_is 25 132 "-m 32 -n 4096 -k 16384" "^  plan for 32 x 4096 x 16384: tile 128 x 128, split 4: 128 units on 132 SMs, 1 wave$"
+plan_is 25 132 "-m 4096 -n 4096 -k 512" "^  plan for 4096 x 4096 x 512: tile 128 x 256, split 1: 512 units on 132 SMs, 4 waves$"
+# v26: the swapped tile at M <= 64, n the smallest of 8, 16, 32, 64 that holds M
+plan_is 26 132 "-m 8 -n 4096 -k 4096" "^  plan for 8 x 4096 x 4096: swapped, 128 weight rows x 8 activations, split 4: 128 units"
+plan_is 26 132 "-m 33 -n 4096 -k 4096" "swapped, 128 weight rows x 64 activations"
+plan_is 26 132 "-m 65 -n 4096 -k 4096" "^  plan for 65 x 4096 x 4096: tile 128 x 128"
+# v27: the width of least waves x k-step cost (its page's waves table and exercise)
+plan_is 27 132 "-m 1024 -n 1024 -k 1024" "^  plan for 1024 x 1024 x 1024: tile 128 x 64, split 1: 128 units on 132 SMs, 1 wave$"
+plan_is 27 132 "-m 1024 -n 1024 -k 1024" "^  plan \(two_widths\) for 1024 x 1024 x 1024: tile 128 x 128, split 1: 64 units"
+plan_is 27 132 "-m 1536 -n 1536 -k 1536" "^  plan for 1536 x 1536 x 1536: tile 128 x 192, split 1: 96 units on 132 SMs, 1 wave$"
+plan_is 27 132 "-m 1024 -n 4096 -k 4096" "^  plan for 1024 x 4096 x 4096: tile 128 x 256, split 1: 128 units"
+plan_is 27 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: tile 128 x 256, split 1: 2048 units on 132 SMs, 16 waves$"
+plan_is 27 132 "-m 256 -n 4096 -k 4096" "^  plan \(two_widths\) for 256 x 4096 x 4096: tile 128 x 128, split 2: 128 units"
+# the same rule on another GPU: 114 SMs (an H100 PCIe), 1536^3 in 96 tiles is still one wave
+plan_is 27 114 "-m 1536 -n 1536 -k 1536" "tile 128 x 192, split 1: 96 units on 114 SMs, 1 wave$"
+case " $built " in
+    *" 24 "*) check "step24 refuses --plan (one plan for every problem) with exit 2" \
+                  expect_exit 2 "one plan for every problem" ./step24 --plan 132 -m 64 -n 64 -k 64 ;;
+    *) skp "step24 --plan: step24 is not built" ;;
+esac
+case " $built " in
+    *" 27 "*) check "step27 --plan 0 is refused with exit 2" expect_exit 2 "plan" ./step27 --plan 0
+              check "step27 --plan runs with no GPU: every public shape, both variants (48 lines)" bash -c \
+                  "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step27 --plan 132 | grep -c '^  plan')\" -eq 48 ]" ;;
+esac
