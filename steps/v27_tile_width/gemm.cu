@@ -177,7 +177,8 @@ typedef __nv_bfloat16 CBox[64][64];   // one 64 x 64 box of C staged in the 128-
 template <int BN> constexpr size_t smem_bytes() {
     return stages<BN>() * sizeof(Stage<BN>) + CONSUMERS * (CS_COLS / 64) * sizeof(CBox) + 1024;
 }
-static_assert(smem_bytes<256>() + 1024 <= 227 * 1024 && smem_bytes<128>() + 1024 <= 227 * 1024 &&
+static_assert(smem_bytes<256>() + 1024 <= 227 * 1024 && smem_bytes<192>() + 1024 <= 227 * 1024 &&
+                  smem_bytes<128>() + 1024 <= 227 * 1024 &&
                   smem_bytes<64>() + 1024 <= 227 * 1024 && smem_bytes<8>() + 1024 <= 227 * 1024,
               "the ring, the C staging, the alignment and the barriers fit the 227 KB a block may have");
 
@@ -447,9 +448,10 @@ static int split_for(long long tiles, int k, int sms) {
 // v26's rule (the SMs' busy share times the tile's speed, the same measure upside down).
 // 2. split_for() on its tiles.
 static Plan choose(int m, int n, int k, int sms, bool two_widths) {
-    int best = opt_bn;   // --bn: both variants take it
+    if (opt_bn) return plan_for(m, n, opt_bn, split_for(plan_for(m, n, opt_bn, 1, sms).tiles, k, sms), sms);   // both variants
+    int best = 0;
     double best_cost = 0;
-    for (int bn = MAX_BN; bn >= MIN_BN && !opt_bn; bn -= 64) {
+    for (int bn = MAX_BN; bn >= MIN_BN; bn -= 64) {
         if (two_widths && bn != 128 && bn != 256) continue;
         const double cost = plan_for(m, n, bn, 1, sms).waves * tile_cost(bn);
         if (!best || cost < best_cost) best = bn, best_cost = cost;
