@@ -1,5 +1,5 @@
 # kernel-ladder: make stepN, make all, make test, make clean.
-#   make step7                 build ./step7 (steps/v7_*/...cu + common/)
+#   make step7                 build ./step7 (steps/v7_*/...cu + common/ + common/ops/)
 #   make step7 DEFS="-DBM=64"  build it with tile parameters overridden (sweeps); the
 #                              next plain `make step7` rebuilds the default
 #   make ARCH=sm_80 all        build for another GPU (default: GPU 0, else sm_90)
@@ -44,11 +44,14 @@ comma     := ,
 SM90A     := -gencode=arch=compute_90a$(comma)code=sm_90a
 # The architecture flag of a source file: sm_90a if it asks for it, else ARCH.
 arch_of    = $(if $(shell grep -l '^// build: sm_90a' $(1) 2>/dev/null),$(SM90A),-arch=$(ARCH))
-LIB_NVCC   = $(NVCCFLAGS) -arch=$(ARCH) -Icommon
-LIB_CC     = $(CFLAGS) -Icommon -I$(CUDA_HOME)/include
+# common/ is the harness, common/ops/ the operations and what only they use; a step
+# includes either's headers by name ("kl.h", "quant.h", "ptx.h").
+INCLUDES   = -Icommon -Icommon/ops
+LIB_NVCC   = $(NVCCFLAGS) -arch=$(ARCH) $(INCLUDES)
+LIB_CC     = $(CFLAGS) $(INCLUDES) -I$(CUDA_HOME)/include
 # Everything a step binary is compiled with (its stamp below records it).
 step_src   = $(wildcard $(STEPS)/v$(1)_*/*.cu)
-step_flags = $(NVCCFLAGS) $(call arch_of,$(call step_src,$(1))) -Icommon $(DEFS)
+step_flags = $(NVCCFLAGS) $(call arch_of,$(call step_src,$(1))) $(INCLUDES) $(DEFS)
 
 STEP_SRCS := $(sort $(wildcard $(STEPS)/v*_*/*.cu))
 STEP_NUMS := $(sort $(foreach d,$(wildcard $(STEPS)/v*_*),$(patsubst v%,%,$(firstword $(subst _, ,$(notdir $(d)))))))
@@ -60,11 +63,17 @@ STEP_SKIP := $(shell $(NEEDS) $(STEP_SRCS) /dev/null)
 SKIP_NUMS := $(foreach x,$(STEP_SKIP),$(firstword $(subst :, ,$(x))))
 BUILD_BINS := $(addprefix step,$(filter-out $(SKIP_NUMS),$(STEP_NUMS)))
 
-LIB_C     := $(wildcard common/*.c)
-LIB_CU    := $(wildcard common/*.cu)
+# The library: common/X.c -> build/X.o, common/ops/X.c -> build/ops/X.o (.cu: X.cu.o).
+LIB_C     := $(wildcard common/*.c common/ops/*.c)
+LIB_CU    := $(wildcard common/*.cu common/ops/*.cu)
 LIB_OBJS  := $(patsubst common/%.c,build/%.o,$(LIB_C)) $(patsubst common/%.cu,build/%.cu.o,$(LIB_CU))
 LIB       := build/libkl.a
-HEADERS   := $(wildcard common/*.h)
+HEADERS   := $(wildcard common/*.h common/ops/*.h)
+# libkl.a holds its objects by file name (ar drops the folder), and tests/cpu_harness.sh
+# reads them back by name: two sources of one name would overwrite each other there.
+LIB_DUPS  := $(strip $(foreach o,$(sort $(notdir $(LIB_OBJS))),\
+                 $(if $(word 2,$(filter %/$(o),$(LIB_OBJS))),$(o))))
+$(if $(LIB_DUPS),$(error two library sources make one object name, $(LIB_DUPS): rename one (libkl.a holds common/ and common/ops/ by file name)))
 
 # `make stepN` for a step that ARCH cannot compile: one line, before anything is built.
 $(foreach g,$(filter step%,$(MAKECMDGOALS)),$(if $(filter $(patsubst step%,%,$(g)):%,$(filter-out %a,$(STEP_SKIP))),\
@@ -97,8 +106,10 @@ FORCE:
 .PRECIOUS: build/flags/step%
 
 build/%.o: common/%.c $(HEADERS) build/flags/lib
+	@mkdir -p $(@D)
 	$(CC) $(LIB_CC) -c $< -o $@
 build/%.cu.o: common/%.cu $(HEADERS) build/flags/lib
+	@mkdir -p $(@D)
 	$(NVCC) $(LIB_NVCC) -c $< -o $@
 $(LIB): $(LIB_OBJS)
 	rm -f $@

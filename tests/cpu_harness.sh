@@ -1,5 +1,6 @@
 # cpu_harness.sh - sourced by run_tests.sh in the CPU part: the harness's files
-# depend one way, and docs/harness.md's file table names them all.
+# depend one way, and docs/harness.md's file table names them all (common/ and
+# common/ops/).
 #
 # plain C (check, cli, report, quant) <- util (errors, allocation, the spot check's
 # exit) <- device.cu (kernels) <- timing <- ceiling <- the ops <- engine: an object
@@ -9,7 +10,7 @@
 layer_of() {
     case $1 in
         check.o|cli.o|report.o|quant.o) echo 0 ;; util.o) echo 1 ;; device.cu.o) echo 2 ;;
-        timing.o) echo 3 ;; ceiling.o) echo 4 ;; engine.o) echo 6 ;; *) echo 5 ;;   # op_*.o, occupancy.o, gemv_device.cu.o
+        timing.o) echo 3 ;; ceiling.o) echo 4 ;; engine.o) echo 6 ;; *) echo 5 ;;   # common/ops/'s op_*.o, gemv_device.cu.o; occupancy.o
     esac
 }
 layer_violations() {   # layer_violations USES: lines "OBJ SYMBOL DEFINING_OBJ"; prints the uses upward
@@ -20,13 +21,15 @@ layer_violations() {   # layer_violations USES: lines "OBJ SYMBOL DEFINING_OBJ";
     return 0
 }
 if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
+    # The library's objects as it holds them, by file name (build/ keeps common/ops/'s in build/ops/).
+    rm -rf "$tmp/libkl"; mkdir -p "$tmp/libkl"; (cd "$tmp/libkl" && ar x "$OLDPWD/build/libkl.a")
     : >"$tmp/defs"
     for o in $(ar t build/libkl.a); do
-        nm -g --defined-only "build/$o" 2>/dev/null | awk -v o="$o" '$3 ~ /^kl_/ { print $3, o }' >>"$tmp/defs"
+        nm -g --defined-only "$tmp/libkl/$o" 2>/dev/null | awk -v o="$o" '$3 ~ /^kl_/ { print $3, o }' >>"$tmp/defs"
     done
     : >"$tmp/layers.uses"
     for o in $(ar t build/libkl.a); do
-        for sym in $(nm -u "build/$o" 2>/dev/null | awk '$2 ~ /^kl_/ { print $2 }'); do
+        for sym in $(nm -u "$tmp/libkl/$o" 2>/dev/null | awk '$2 ~ /^kl_/ { print $2 }'); do
             d=$(awk -v s="$sym" '$1 == s { print $2; exit }' "$tmp/defs")
             [ -n "$d" ] && [ "$d" != "$o" ] && echo "$o $sym $d" >>"$tmp/layers.uses"
         done
@@ -49,5 +52,12 @@ layer_violations "$tmp/layers.fake" >"$tmp/layers.fake.bad"
 check "harness: the layering rule flags check->util, util->device, timing->ceiling, op->engine and nothing downward" bash -c "
     [ \"\$(cut -d' ' -f1,3 $tmp/layers.fake.bad | tr '\n' ' ')\" = 'check.o kl_prog util.o kl_poison timing.o kl_peak_tflops op_sgemm.o kl_main ' ] ||
     { cat $tmp/layers.fake.bad; false; }"
-check "docs/harness.md's file table names every file in common/" bash -c '
-    for f in common/*; do grep -q "^|.*\`$(basename "$f")\`" docs/harness.md || { echo "$f missing"; exit 1; }; done'
+# docs/harness.md has a table per folder, each under its bold **`common/`** or **`common/ops/`** line.
+doc_table() { awk -v h="**\`$1/\`" 'index($0, h) == 1 { on = 1; next } on && /^\|/ { t = 1; print; next } on && t { exit }' docs/harness.md; }
+check "docs/harness.md's table of common/ names every file there, and its table of common/ops/ every file there" bash -c '
+    '"$(declare -f doc_table)"'
+    n=0; for d in common common/ops; do doc_table "$d" >'"$tmp"'/doc_table
+        for f in "$d"/*; do [ -f "$f" ] || continue; n=$((n + 1))
+            grep -q "^|.*\`$(basename "$f")\`" '"$tmp"'/doc_table || { echo "$f missing from the table of $d/"; exit 1; }; done
+    done
+    [ $n -ge 20 ] || { echo "only $n files seen in common/ and common/ops/"; exit 1; }'

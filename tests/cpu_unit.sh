@@ -22,7 +22,7 @@ run_unit() {   # run_unit NAME BINARY: its lines as tests, then its plan against
 }
 cuda_home=$(dirname "$(dirname "$(command -v nvcc)")")
 unit_cc() {   # unit_cc SOURCE BINARY [libkl.a ...]: compile a unit binary as the tests do (libkl.a holds C++ objects)
-    gcc -std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra -Icommon -I"$cuda_home/include" "$1" "${@:3}" \
+    gcc -std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra -Icommon -Icommon/ops -I"$cuda_home/include" "$1" "${@:3}" \
         -L"$cuda_home/lib64" -lcublas -lcublasLt -lcudart -lgomp -lstdc++ -lm -fopenmp -o "$2"
 }
 for u in tests/unit_*.c; do

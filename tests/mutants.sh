@@ -45,11 +45,11 @@ c15 ||| unit ||| common/cli.c ||| if (end == s || *end != '\0' || ||| if (end ==
 c16 ||| unit ||| common/cli.c ||| KL_MAX_DEVICE, &cli->device ||| INT_MAX, &cli->device ||| --device not bounded above
 c17 ||| unit ||| common/report.c ||| 100.0 * r->cublas_time_us / r->time_us ||| 100.0 * r->time_us / r->cublas_time_us ||| pct_cublas inverted
 c18 ||| unit ||| common/report.c ||| r->pass ? "PASS" : "FAIL", r->variant ||| "PASS", r->variant ||| the CSV says PASS for a failed row
-c19 ||| unit ||| common/quant.c ||| qr[c / 2] |= (uint8_t)(c % 2 ? v << 4 : v); ||| qr[c / 2] |= (uint8_t)(c % 2 ? v : v << 4); ||| int4: nibble order swapped in the quantizer ...
-c19 ||| unit ||| common/quant.c ||| const int v = c % 2 ? qr[c / 2] >> 4 : qr[c / 2] & 0xF; ||| const int v = c % 2 ? qr[c / 2] & 0xF : qr[c / 2] >> 4; ||| ... and the dequantizer alike (round trips still pass)
-c20 ||| unit ||| common/quant.c ||| clampi((int)lrintf(-lo / s), 0, qmax) ||| clampi((int)(-lo / s), 0, qmax) ||| int8/int4 zero point truncated instead of rounded
-c21 ||| unit ||| common/quant.c ||| half_round_up(fabsf(d)) ||| kl_float_to_half(fabsf(d)) ||| q4_0: |d| rounded to nearest, not up (the extreme can fall off the grid)
-c22 ||| unit ||| common/quant.c ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf; ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf + (c == k - 1 ? sf : 0.0f); ||| int8 dequantizer: the last column one step off
+c19 ||| unit ||| common/ops/quant.c ||| qr[c / 2] |= (uint8_t)(c % 2 ? v << 4 : v); ||| qr[c / 2] |= (uint8_t)(c % 2 ? v : v << 4); ||| int4: nibble order swapped in the quantizer ...
+c19 ||| unit ||| common/ops/quant.c ||| const int v = c % 2 ? qr[c / 2] >> 4 : qr[c / 2] & 0xF; ||| const int v = c % 2 ? qr[c / 2] & 0xF : qr[c / 2] >> 4; ||| ... and the dequantizer alike (round trips still pass)
+c20 ||| unit ||| common/ops/quant.c ||| clampi((int)lrintf(-lo / s), 0, qmax) ||| clampi((int)(-lo / s), 0, qmax) ||| int8/int4 zero point truncated instead of rounded
+c21 ||| unit ||| common/ops/quant.c ||| half_round_up(fabsf(d)) ||| kl_float_to_half(fabsf(d)) ||| q4_0: |d| rounded to nearest, not up (the extreme can fall off the grid)
+c22 ||| unit ||| common/ops/quant.c ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf; ||| w[(size_t)r * k + c] = ((float)q[(size_t)r * k + c] - zf) * sf + (c == k - 1 ? sf : 0.0f); ||| int8 dequantizer: the last column one step off
 c23 ||| unit ||| common/check.c ||| const double t = tol.atol + tol.rtol * fabs(e); ||| const double t = tol.atol; ||| compare: the relative part of the tolerance dropped
 c24 ||| unit ||| common/check.c ||| const double a = fabs((double)w[i]); ||| const double a = (double)w[i]; ||| absmax: signed maximum (a tolerance from term_max too small for negative weights)
 c25 ||| unit ||| common/cli.c ||| if (*n == max) { ||| if (*n == max + 1) { ||| --sizes: a 65th size written past the array
@@ -91,9 +91,9 @@ p4 ||| plans ||| steps/v25_split_k/gemm.cu ||| split = sms / tiles; ||| split = 
 p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
-g3 ||| gpu ||| common/op_sgemm.c |||         kl_poison(s->C, 4 * mn, str); ||| ; ||| sgemm: C not poisoned with NaN (an unwritten column keeps the right answer of a previous run)
-g4 ||| gpu ||| common/op_gemv.c |||     kl_poison(s->y, 2 * (size_t)n, str); ||| ; ||| gemv: y not poisoned
-g5 ||| gpu ||| common/op_gemm_bf16.c |||     kl_poison(s->C, 2 * mn, str); ||| ; ||| bf16 GEMM: C not poisoned
+g3 ||| gpu ||| common/ops/op_sgemm.c |||         kl_poison(s->C, 4 * mn, str); ||| ; ||| sgemm: C not poisoned with NaN (an unwritten column keeps the right answer of a previous run)
+g4 ||| gpu ||| common/ops/op_gemv.c |||     kl_poison(s->y, 2 * (size_t)n, str); ||| ; ||| gemv: y not poisoned
+g5 ||| gpu ||| common/ops/op_gemm_bf16.c |||     kl_poison(s->C, 2 * mn, str); ||| ; ||| bf16 GEMM: C not poisoned
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
@@ -130,7 +130,7 @@ fi
 if [ $list -eq 1 ]; then
     for id in "${ids[@]}"; do
         f=EDIT_${id}_0_FILE
-        printf '%-4s %-13s %-24s %s\n' "$id" "${SUITE[$id]}" "${!f}" "${WHAT[$id]}"
+        printf '%-4s %-13s %-29s %s\n' "$id" "${SUITE[$id]}" "${!f}" "${WHAT[$id]}"
     done
     exit 0
 fi

@@ -40,7 +40,7 @@ else
     skp "make: DEFS builds (objcopy not found: it comes with binutils)"
 fi
 check "make NVCCFLAGS=... keeps the include path and DEFS" bash -c \
-    'make -s -n step0 NVCCFLAGS="-O2" DEFS=-DBLOCK=16 | grep -- " -o step0 " | grep -- "-Icommon" | grep -q -- "-DBLOCK=16"'
+    'make -s -n step0 NVCCFLAGS="-O2" DEFS=-DBLOCK=16 | grep -- " -o step0 " | grep -- "-Icommon -Icommon/ops" | grep -q -- "-DBLOCK=16"'
 fx_steps=tests/fixtures/steps
 check "make: a step marked '// build: sm_90a' gets -gencode sm_90a whatever ARCH is" bash -c \
     "make -s -n step900 STEPS=$fx_steps ARCH=sm_80 | grep -- ' -o step900 ' | grep -q -- '-gencode=arch=compute_90a,code=sm_90a'"
@@ -115,11 +115,14 @@ check "tables: an unknown op with a new part (9) gets a table of its own, not Pa
     ! section 'Part II' | grep -q v99"
 check "tables: chart names per part for plots.sh (part3.name: Part III, TFLOPS)" bash -c \
     "[ \"\$(cat $tmp/plots/part3.name)\" = \"\$(printf 'Part III bf16 GEMM\nTFLOPS')\" ] && test -s $tmp/plots/part3_pct.dat"
-for f in common/op_*.c; do   # an op without a part would land in a table of unknown part
+op_files=0
+for f in common/ops/op_*.c; do   # an op without a part would land in a table of unknown part
+    [ -f "$f" ] || continue; op_files=$((op_files + 1))
     nops=$(grep -c '^ *const kl_op kl_op_' "$f"); [ "$nops" -gt 0 ] || continue
     check "$f: every kl_op says its part (the CSV's part column routes its rows)" \
         test "$(grep -cE '\.part = "|_OP\("[0-9a-z-]+"' "$f")" -ge "$nops"   # a field, or a constructor macro's first argument
 done
+[ $op_files -gt 0 ] || bad "every kl_op says its part: no common/ops/op_*.c to look at"
 check "tools: no operation's name in tools/*.sh (a new operation needs no change there)" bash -c \
     "! grep -nwE 'sgemm|gemv|qgemv_[a-z0-9_]+|dequant_q4_0|w4a16|gemm_bf16' tools/*.sh"
 if command -v gnuplot >/dev/null 2>&1; then
