@@ -20,6 +20,17 @@ layer_violations() {   # layer_violations USES: lines "OBJ SYMBOL DEFINING_OBJ";
     done <"$1"
     return 0
 }
+# The two folders: common/ops/ (the operations and what only they use) builds on common/
+# (the harness), never the other way; the engine meets an operation only through op.h.
+ops_objs=" $(for f in common/ops/*.c common/ops/*.cu; do [ -f "$f" ] || continue
+    b=$(basename "$f"); case $b in *.c) printf '%s ' "${b%.c}.o" ;; *) printf '%s ' "$b.o" ;; esac; done)"
+folder_violations() {   # folder_violations USES: prints the uses of a common/ops/ object by a common/ one
+    local o sym d
+    while read -r o sym d; do
+        [[ $ops_objs == *" $d "* && $ops_objs != *" $o "* ]] && echo "$o uses $sym from $d (common/ops/)"
+    done <"$1"
+    return 0
+}
 if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
     # The library's objects as it holds them, by file name (build/ keeps common/ops/'s in build/ops/).
     rm -rf "$tmp/libkl"; mkdir -p "$tmp/libkl"; (cd "$tmp/libkl" && ar x "$OLDPWD/build/libkl.a")
@@ -39,7 +50,10 @@ if command -v nm >/dev/null 2>&1 && [ -f build/libkl.a ]; then
         bash -c "[ ! -s $tmp/layers.bad ] || { cat $tmp/layers.bad; false; }"
     check "harness: the plain-C files (check, cli, report, quant) use nothing of ours" \
         bash -c "! grep -E '^(check|cli|report|quant)\.o ' $tmp/layers.uses"
-    check "harness: nm saw the files' uses of each other ($(wc -l <"$tmp/layers.uses"); a blind nm would pass the two above)" \
+    folder_violations "$tmp/layers.uses" >"$tmp/folders.bad"
+    check "harness: no object of common/ uses one of common/ops/ (the engine meets the operations through op.h)" \
+        bash -c "[ ! -s $tmp/folders.bad ] || { cat $tmp/folders.bad; false; }"
+    check "harness: nm saw the files' uses of each other ($(wc -l <"$tmp/layers.uses"); a blind nm would pass the three above)" \
         test "$(wc -l <"$tmp/layers.uses")" -ge 20
 else
     skp "harness layering: nm (binutils) or build/libkl.a missing"
@@ -52,6 +66,12 @@ layer_violations "$tmp/layers.fake" >"$tmp/layers.fake.bad"
 check "harness: the layering rule flags check->util, util->device, timing->ceiling, op->engine and nothing downward" bash -c "
     [ \"\$(cut -d' ' -f1,3 $tmp/layers.fake.bad | tr '\n' ' ')\" = 'check.o kl_prog util.o kl_poison timing.o kl_peak_tflops op_sgemm.o kl_main ' ] ||
     { cat $tmp/layers.fake.bad; false; }"
+# ... and the folder rule: engine -> op_sgemm (a use downward, but into common/ops/) is caught, the rest not.
+folder_violations "$tmp/layers.fake" >"$tmp/folders.fake.bad"
+check "harness: the folder rule flags engine->op_sgemm and nothing else of those uses" bash -c "
+    [ \"\$(cut -d' ' -f1,3 $tmp/folders.fake.bad | tr '\n' ' ')\" = 'engine.o kl_op_sgemm ' ] || { cat $tmp/folders.fake.bad; false; }"
+check "harness: no file of common/ includes a header of common/ops/" bash -c '
+    for h in common/ops/*.h; do ! grep -l "^ *# *include *\"$(basename "$h")\"" common/*.* || exit 1; done'
 # docs/harness.md has a table per folder, each under its bold **`common/`** or **`common/ops/`** line.
 doc_table() { awk -v h="**\`$1/\`" 'index($0, h) == 1 { on = 1; next } on && /^\|/ { t = 1; print; next } on && t { exit }' docs/harness.md; }
 check "docs/harness.md's table of common/ names every file there, and its table of common/ops/ every file there" bash -c '
