@@ -53,7 +53,7 @@ typedef void (*kl_sgemm_fn)(int m, int n, int k, float alpha, const float *a,
 /* (Parameter names are lower-case on purpose: steps take tile sizes such as
  * BM or M as -D macros, which must never rename a prototype's parameters.) */
 
-/* Part II.  y = W x with the weights in the op's format (see quant.h):
+/* Part II.  y = W x with the weights in the op's format (see ops/quant.h):
  *   gemv_f16     w: fp16 [n][k]
  *   qgemv_int8   w: uint8 [n][k], scales/zeros: fp16 [n]      w=(q-z)*s
  *   qgemv_int4   w: uint8 [n][k/2] (low nibble = even k), scales/zeros:
@@ -78,7 +78,7 @@ typedef void (*kl_dequant_fn)(const kl_dequant_args *a, void *ctx, cudaStream_t 
 
 /* v16.  C[m][n] (fp32) = A[m][k] (fp16) * dequant(W)[n][k]^T, W in the
  * qgemv_int4 format with the nibbles of each 4-byte word in w4a16's order
- * (quant.h: columns 0 2 4 6 1 3 5 7 from the bottom).  workspace: at least
+ * (ops/quant.h: columns 0 2 4 6 1 3 5 7 from the bottom).  workspace: at least
  * KL_W4A16_MAX_SPLIT*m*n floats, for steps that keep per-split partial tiles.
  * C holds garbage on entry: a step that accumulates into it must zero it
  * itself (inside the timed region). */

@@ -1,6 +1,6 @@
 /*
  * rng.h - splitmix64, the one random generator of the harness and its CPU
- * tests, for host and device code alike: the inputs (device.cu, op_gemv.c),
+ * tests, for host and device code alike: the inputs (device.cu, ops/op_gemv.c),
  * the points kl_spot_check picks (check.c), the tests' random values
  * (tests/unit_*.c).  Counter-based: value n of a seed needs no other value,
  * so element i gets the same number whatever the launch shape, thread count

@@ -1,7 +1,7 @@
 /*
  * timing.h - how anything on the GPU is timed (internal to common/): the
  * step and its cuBLAS baseline (engine.c), the pick between two cuBLAS calls
- * (op_gemv.c), the read ceiling and the read floor (ceiling.c).  One entry
+ * (ops/op_gemv.c), the read ceiling and the read floor (ceiling.c).  One entry
  * point, kl_time_turns_us (kl_time_us for one body), so that all of them
  * are measured the same way.
  */

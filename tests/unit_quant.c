@@ -1,5 +1,5 @@
 /*
- * unit_quant.c - CPU tests of common/quant.c: fp16 conversion, and for each
+ * unit_quant.c - CPU tests of common/ops/quant.c: fp16 conversion, and for each
  * weight format the round trip (error within half a step), edge rows, odd K
  * and the exact bit layout.  No GPU needed.  One line per test; exit status
  * nonzero if any failed.

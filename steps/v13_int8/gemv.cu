@@ -3,7 +3,7 @@
  *
  * GEMV time is weight bytes over bandwidth, so storing weights in 1 byte
  * instead of 2 halves the time, whatever the arithmetic costs, as long as the
- * arithmetic stays hidden under the loads.  Format (common/quant.h): q is
+ * arithmetic stays hidden under the loads.  Format (common/ops/quant.h): q is
  * uint8 [N][K]; row r has an fp16 scale s[r] and zero z[r]; w = (q - z) * s.
  *
  * What changes from step 12:

@@ -1,7 +1,7 @@
 /*
  * Step 14 - packed int4 weights, a scale and a zero per group of 128 columns.
  *
- * Format (common/quant.h): row r is K/2 bytes, byte j = column 2j (bits 0-3)
+ * Format (common/ops/quant.h): row r is K/2 bytes, byte j = column 2j (bits 0-3)
  * and 2j+1 (bits 4-7); columns [128g, 128g+128) share the fp16 scale s[r][g]
  * and zero z[r][g]; w = (q - z) * s.  K must be a multiple of 128.
  *

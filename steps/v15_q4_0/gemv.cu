@@ -1,7 +1,7 @@
 /*
  * Step 15 - llama.cpp's q4_0: dequantize kernels, then a fused GEMV.
  *
- * Format (common/quant.h): a row is K/32 blocks of 18 bytes, an fp16 scale d
+ * Format (common/ops/quant.h): a row is K/32 blocks of 18 bytes, an fp16 scale d
  * and 16 bytes of nibbles (byte j: column j low, column j+16 high); w = (q - 8)
  * * d.  4.5 bits per weight, and blocks are only 2-byte aligned.
  *
