@@ -22,8 +22,16 @@ static int tc_bf16_flop_per_sm(int cc) {
     return 512;   /* 8.6, 8.7, 8.9 */
 }
 
+/* FP8 (e4m3, fp32 accumulation): twice bf16's rate where there is one (sm_89
+ * on; H100 SXM 1979 dense TFLOPS = 132 x 8192 x 1830 MHz). */
+static int tc_fp8_flop_per_sm(int cc) { return cc >= 89 ? 2 * tc_bf16_flop_per_sm(cc) : 0; }
+
 int kl_flop_per_clock_sm(int cc, int tensor_core) {
-    return tensor_core ? tc_bf16_flop_per_sm(cc) : 2 * fp32_lanes_per_sm(cc);
+    switch (tensor_core) {
+    case KL_TC_BF16: return tc_bf16_flop_per_sm(cc);
+    case KL_TC_FP8: return tc_fp8_flop_per_sm(cc);
+    default: return 2 * fp32_lanes_per_sm(cc);
+    }
 }
 
 double kl_peak_tflops(const kl_env *env, int tensor_core, int clock_khz) {

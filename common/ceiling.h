@@ -13,8 +13,11 @@
 extern "C" {
 #endif
 
-/* FLOP per clock per SM: FP32 FMA lanes x 2, or the dense bf16 tensor-core
- * rate with fp32 accumulation; and the peak in TFLOPS at clock_khz. */
+/* What a peak counts: FP32 FMA lanes (0), or a dense tensor-core rate with
+ * fp32 accumulation, in bf16 (Parts III-IV) or FP8 e4m3 (Part V). */
+enum { KL_TC_NONE = 0, KL_TC_BF16 = 1, KL_TC_FP8 = 2 };
+/* FLOP per clock per SM of that kind (0: this GPU has none, e.g. FP8 before
+ * sm_89); and the peak in TFLOPS at clock_khz. */
 int kl_flop_per_clock_sm(int cc, int tensor_core);
 double kl_peak_tflops(const kl_env *env, int tensor_core, int clock_khz);
 

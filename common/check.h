@@ -31,11 +31,14 @@ kl_tol kl_dot_tolerance(int k, double term_max, double out_eps, double w_eps);
  *   w4a16:     fp32 out, terms <= term_max, exact dequantization (integers (q - z)
  *              times fp16 activations are exact; the scale is applied in fp32)
  *   gemm_bf16: bf16 out rounded once, terms |a*b| < 1
+ *   gemm_fp8:  bf16 out rounded once, terms |a*b| <= 1, the tensor cores' FP8
+ *              accumulation (fewer bits than fp32: check.c says how many)
  *   exact:     q4_0 -> fp16 dequantization, bit for bit */
 kl_tol kl_tol_sgemm(int k, double alpha, double beta);
 kl_tol kl_tol_gemv(int k, double wmax);
 kl_tol kl_tol_w4a16(int k, double term_max);
 kl_tol kl_tol_gemm_bf16(int k);
+kl_tol kl_tol_gemm_fp8(int k);
 kl_tol kl_tol_exact(void);
 
 #define KL_MAX_REPORTED 5

@@ -220,9 +220,10 @@ static void print_ceiling(const engine *e, const kl_op *op) {
             printf("; HBM datasheet %.0f GB/s (%d MHz x %d-bit bus x 2, DDR)", r->datasheet_gbps, r->mem_mhz, r->bus_bits);
         printf("; L2 cold (weights rotate through copies > 3x L2)\n");
     } else if (op->tensor_core) {
-        printf("ceiling: dense bf16 tensor-core peak %d SMs x %d FLOP/clock x %d MHz = %.1f TFLOPS; L2 warm "
-               "for step and cuBLAS alike, but where a problem's note says L2 cold\n", e->env.sms, kl_flop_per_clock_sm(e->env.cc, 1), mhz,
-               kl_peak_tflops(&e->env, 1, e->clock_khz));
+        printf("ceiling: dense %s tensor-core peak %d SMs x %d FLOP/clock x %d MHz = %.1f TFLOPS; L2 warm "
+               "for step and cuBLAS alike, but where a problem's note says L2 cold\n",
+               op->tensor_core == KL_TC_FP8 ? "FP8 (e4m3)" : "bf16", e->env.sms,
+               kl_flop_per_clock_sm(e->env.cc, op->tensor_core), mhz, kl_peak_tflops(&e->env, op->tensor_core, e->clock_khz));
     } else {
         printf("ceiling: FP32 peak %d SMs x %d lanes x 2 FLOP x %d MHz = %.1f TFLOPS; L2 warm for "
                "step and cuBLAS alike\n", e->env.sms, kl_flop_per_clock_sm(e->env.cc, 0) / 2, mhz,
@@ -355,7 +356,7 @@ static void run_problem(engine *e, int i) {
         timed_body tb[KL_MAX_KERNELS + 1];
         kl_body body[KL_MAX_KERNELS + 1];
         int nr = 0, nb = 0;
-        const int ref = !e->cli.check_only && op->run_ref;
+        const int ref = !e->cli.check_only && op->run_ref && (!op->has_ref || op->has_ref(st));
         if (ref) tb[nb++] = (timed_body){op, st, NULL, nrot, e->env.stream};   /* cuBLAS: body 0 */
         for (int q = j; q < e->nk; ++q) {
             if (op_of(e, q) != op) continue;

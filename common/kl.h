@@ -100,12 +100,26 @@ typedef void (*kl_w4a16_fn)(const kl_w4a16_args *a, void *ctx, cudaStream_t stre
 typedef void (*kl_gemm_bf16_fn)(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b,
                                 kl_bf16 *c, void *ctx, cudaStream_t stream);
 
+/* Part V.  C[m][n] (bf16) = sa * sb * (A[m][k] B[n][k]^T), A and B in FP8
+ * e4m3 (one byte per element, K-contiguous, the Part III layout), fp32
+ * accumulation.  gemm_fp8: sa and sb point at one float each (per tensor),
+ * on the device, as cuBLASLt takes them.  k is a multiple of 16 (rows of 16
+ * bytes); m and n anything from 1. */
+typedef struct kl_gemm_fp8_args {
+    int m, n, k;
+    const uint8_t *a, *b;      /* e4m3 [m][k], [n][k] */
+    const float *sa, *sb;      /* device: the scales */
+    kl_bf16 *c;                /* [m][n] */
+} kl_gemm_fp8_args;
+typedef void (*kl_gemm_fp8_fn)(const kl_gemm_fp8_args *a, void *ctx, cudaStream_t stream);
+
 /* ---- what a step hands the harness -------------------------------------- */
 
 struct kl_op;  /* an operation the harness knows how to set up, check and time */
 extern const struct kl_op kl_op_sgemm, kl_op_gemv_f16, kl_op_qgemv_int8,
     kl_op_qgemv_int4, kl_op_qgemv_q4_0, kl_op_dequant_q4_0, kl_op_w4a16, kl_op_gemm_bf16,
-    kl_op_gemm_bf16_shapes;   /* Part IV: the same GEMM, over its shapes (part "4") */
+    kl_op_gemm_bf16_shapes,   /* Part IV: the same GEMM, over its shapes (part "4") */
+    kl_op_gemm_fp8;           /* Part V: e4m3 in, per-tensor scales, bf16 out */
 
 /* One kernel of a step.  Most steps have one; a step may show several side by
  * side (v15: dequantize variants, then the fused GEMV; v16: decompositions). */
@@ -117,6 +131,7 @@ typedef struct kl_kernel {
     kl_dequant_fn dequant;
     kl_w4a16_fn w4a16;
     kl_gemm_bf16_fn gemm_bf16;
+    kl_gemm_fp8_fn gemm_fp8;
     void *ctx;                    /* handed back to the launcher untouched */
 } kl_kernel;
 

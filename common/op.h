@@ -15,6 +15,7 @@
 #include "check.h"
 #include "device.h"
 #include "timing.h"
+#include "ceiling.h"   /* KL_TC_BF16, KL_TC_FP8 */
 #include <cublas_v2.h>
 
 #ifdef __cplusplus
@@ -47,7 +48,7 @@ typedef struct kl_op {
     const char *part;          /* CSV "part": the summary table its rows go to (tools/parts.tsv):
                                   "1", "2", "2-skinny" (v16), "3"; a new key gets a table of its own */
     int memory_bound;          /* 1: GB/s, % of read ceiling, cold L2 (CSV "bound": memory, else compute) */
-    int tensor_core;           /* 1: % of the dense bf16 tensor-core peak, not of FP32's */
+    int tensor_core;           /* % of a dense tensor-core peak, not of FP32's: KL_TC_BF16 or KL_TC_FP8 */
     const char *default_sizes; /* squares used when no size is given */
     const kl_problem *extra_shapes; /* shapes appended to the defaults (models); m = 0: m = n */
     int nextra_shapes;
@@ -69,6 +70,9 @@ typedef struct kl_op {
     void (*check)(void *st, const kl_kernel *kern, int pass, kl_check_data *out);
     void (*run)(void *st, const kl_kernel *kern, int rot, cudaStream_t s);
     void (*run_ref)(void *st, int rot, cudaStream_t s);   /* NULL: no baseline */
+    /* Optional: 0 when the baseline cannot run this problem (the library has no
+     * algorithm for it): its column stays empty and baseline_note says why. */
+    int (*has_ref)(void *st);
     /* Optional: one line, printed under a problem's rows (not in --check-only),
      * naming what the cuBLAS column timed when the op picks it per problem;
      * NULL (or a NULL result): nothing to add. */

@@ -116,6 +116,49 @@ static int within_half_step(float w, float wq, float step, double *worst) {
     return e <= lim;
 }
 
+/* ---- FP8 e4m3 --------------------------------------------------------- */
+
+static void test_e4m3(void) {
+    struct { float f; uint8_t q; const char *what; } cases[] = {
+        {0.0f, 0x00, "+0"}, {-0.0f, 0x80, "-0"}, {1.0f, 0x38, "1 (exponent 7 = the bias)"},
+        {448.0f, 0x7E, "448, the largest finite"}, {-448.0f, 0xFE, "-448"},
+        {0x1p-6f, 0x08, "2^-6, the smallest normal"}, {0x1p-9f, 0x01, "2^-9, the smallest subnormal"},
+        {0.875f * 0x1p-6f, 0x07, "the largest subnormal"}, {1.75f, 0x3E, "1.75"},
+        {1.0625f, 0x38, "1.0625, halfway 1 / 1.125: to the even code (1)"},
+        {1.1875f, 0x3A, "1.1875, halfway 1.125 / 1.25: to the even code (1.25)"},
+        {0x1p-10f, 0x00, "2^-10, halfway 0 / 2^-9: to 0"}, {3 * 0x1p-10f, 0x02, "3 2^-10, halfway: to 2^-8"},
+        {460.0f, 0x7E, "460 saturates to 448"}, {-1e30f, 0xFE, "-1e30 saturates to -448"},
+        {INFINITY, 0x7E, "+Inf saturates to 448"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const uint8_t q = kl_float_to_e4m3(cases[i].f);
+        char what[96];
+        snprintf(what, sizeof what, "e4m3: encode %s -> 0x%02X", cases[i].what, cases[i].q);
+        report(q == cases[i].q, what, "got 0x%02X", q);
+    }
+    report(isnan(kl_e4m3_to_float(0x7F)) && isnan(kl_e4m3_to_float(0xFF)) && kl_float_to_e4m3(NAN) == 0x7F,
+           "e4m3: 0x7F and 0xFF decode to NaN, NaN encodes to 0x7F", "wrong");
+    /* every finite code decodes to a value that encodes back to it, and the values rise with the code */
+    int bad = -1;
+    for (int c = 0; c < 256 && bad < 0; ++c) {
+        if ((c & 0x7F) == 0x7F) continue;
+        const float f = kl_e4m3_to_float((uint8_t)c);
+        if (kl_float_to_e4m3(f) != c || ((c & 0x7F) && (c & 0x7F) < 0x7E && !(fabsf(kl_e4m3_to_float((uint8_t)(c + 1))) > fabsf(f))))
+            bad = c;
+    }
+    report(bad < 0, "e4m3: all 254 finite codes round-trip, magnitudes rising with the code", "code 0x%02X", bad);
+    /* between two neighbours, each value goes to the nearer */
+    float worst = 0.0f;
+    for (int i = 0; i < 100000; ++i) {
+        const float x = urand(-500.0f, 500.0f), y = kl_e4m3_to_float(kl_float_to_e4m3(x));
+        const float ax = fminf(fabsf(x), 448.0f);
+        /* the step at ax: 2^(e - 3) for ax >= 2^-6, else 2^-9 */
+        const float step = ax >= 0x1p-6f ? ldexpf(1.0f, ilogbf(ax) - 3) : 0x1p-9f;
+        worst = fmaxf(worst, fabsf(fminf(fmaxf(x, -448.0f), 448.0f) - y) / step);
+    }
+    report(worst <= 0.5f, "e4m3: 100000 random values: within half a step of where they land", "%.3f steps", worst);
+}
+
 static void test_int8(int n, int k) {
     float *w = malloc((size_t)n * k * 4), *d = malloc((size_t)n * k * 4);
     uint8_t *q = malloc((size_t)n * k);
@@ -402,6 +445,7 @@ static void test_speed(void) {
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a crash keeps the lines printed before it */
     test_half();
+    test_e4m3();
     test_int8(64, 1024);
     test_int8(9, 1001);     /* odd K */
     test_int8(7, 1);

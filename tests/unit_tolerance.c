@@ -56,6 +56,9 @@ static void test_op_tolerances(void) {
              "w4a16: k=%d, term_max 1: atol 2^%d, rtol 2^-23 (exact dequantization, fp32 out)", k, e[i]);
         TEST(same(kl_tol_gemm_bf16(k), P2(e[i]), P2(-8)), "gemm_bf16: k=%d: atol 2^%d, rtol 2^-8 (one bf16 rounding)", k, e[i]);
     }
+    /* FP8: the fp32 part plus the tensor cores' accumulation, k 2^-12 */
+    TEST(same(kl_tol_gemm_fp8(4096), P2(-8) + 1.0, P2(-8)), "gemm_fp8: k=4096: atol 2^-8 + 1 (k 2^-12), rtol 2^-8");
+    TEST(same(kl_tol_gemm_fp8(65536), P2(-4) + 16.0, P2(-8)), "gemm_fp8: k=65536: atol 2^-4 + 16, rtol 2^-8");
     /* the beta != 0 check: alpha 0.75 scales the terms, |beta| 0.5 adds 0.5 * 2^-22 */
     TEST(same(kl_tol_sgemm(64, 0.75, -0.5), 0.75 * P2(-14) + P2(-23), P2(-23)),
          "sgemm: k=64, alpha 0.75, beta -0.5: atol 0.75 * 2^-14 + 2^-23");
@@ -73,7 +76,8 @@ static void test_boundary(void) {
     const struct { const char *name; kl_tol t; } ops[] = {
         {"sgemm", kl_tol_sgemm(64, 1.0, 0.0)},   {"sgemm beta", kl_tol_sgemm(64, 0.75, -0.5)},
         {"gemv", kl_tol_gemv(64, 1.0)},          {"w4a16", kl_tol_w4a16(64, 1.0)},
-        {"gemm_bf16", kl_tol_gemm_bf16(64)},     {"exact", kl_tol_exact()},
+        {"gemm_bf16", kl_tol_gemm_bf16(64)},     {"gemm_fp8", kl_tol_gemm_fp8(64)},
+        {"exact", kl_tol_exact()},
     };
     const float refs[3] = {0.0f, 1.0f, -0.5f};   /* where each tolerance is a whole number of float steps */
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {

@@ -279,7 +279,7 @@ static const kl_problem part4_shapes[] = {
         .name = "gemm_bf16", .dtype = "bf16",                                                                \
         .baseline = "the faster of cublasGemmEx and cublasLtMatmul (4 heuristic algorithms), bf16 in and "  \
                     "out, CUBLAS_COMPUTE_32F, same layout (TN), same timing",                               \
-        .part = part_key, .memory_bound = 0, .tensor_core = 1, .default_sizes = sizes,                       \
+        .part = part_key, .memory_bound = 0, .tensor_core = KL_TC_BF16, .default_sizes = sizes,                       \
         .extra_shapes = shapes, .nextra_shapes = (int)(sizeof shapes / sizeof shapes[0]), .checks = 1,       \
         .shape = gb_shape, .flops = gb_flops, .bytes = gb_bytes, .rotating_bytes = gb_rotating,              \
         .device_bytes = gb_device_bytes, .setup = gb_setup, .check = gb_check, .run = gb_run,                \

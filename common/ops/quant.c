@@ -116,6 +116,30 @@ void kl_dequant_int8(const uint8_t *q, const uint16_t *s, const uint16_t *z, int
 
 /* ---- int4, packed two per byte, one scale and zero per 128 columns -------- */
 
+float kl_e4m3_to_float(uint8_t v) {
+    const int e = v >> 3 & 15, m = v & 7;
+    if (e == 15 && m == 7) return NAN;
+    const float f = e ? ldexpf((float)(8 + m), e - 10) : ldexpf((float)m, -9);   /* 1.m x 2^(e-7), or 0.m x 2^-6 */
+    return v & 0x80 ? -f : f;
+}
+
+/* By search: the nearest of the 127 finite magnitudes; of two equally near
+ * (adjacent codes), the even one.  Slow, and plainly right: it defines what
+ * the GPU's quantizer is checked against. */
+uint8_t kl_float_to_e4m3(float f) {
+    if (isnan(f)) return 0x7F;
+    const uint8_t sign = signbit(f) ? 0x80 : 0;
+    const float a = fabsf(f);
+    if (a >= 448.0f) return sign | 0x7E;   /* a shortcut: 448 is the nearest code to all above it */
+    int best = 0;
+    float bd = INFINITY;
+    for (int c = 0; c <= 0x7E; ++c) {
+        const float d = fabsf(kl_e4m3_to_float((uint8_t)c) - a);
+        if (d < bd || (d == bd && c % 2 == 0)) bd = d, best = c;
+    }
+    return sign | (uint8_t)best;
+}
+
 size_t kl_int4_row_bytes(int k) { return ((size_t)k + 1) / 2; }
 int kl_int4_groups(int k) { return (k + KL_INT4_GROUP - 1) / KL_INT4_GROUP; }
 

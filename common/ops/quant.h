@@ -36,6 +36,12 @@ extern "C" {
 uint16_t kl_float_to_half(float f);
 float kl_half_to_float(uint16_t h);
 
+/* FP8 e4m3 (fp8_ops.h has the format) <-> fp32 on the host: decode exactly
+ * (0x7F, 0xFF: NaN); encode to the nearest e4m3, ties to the even code,
+ * saturating at +-448, NaN to 0x7F: what the GPU's cvt ... .satfinite does. */
+float kl_e4m3_to_float(uint8_t v);
+uint8_t kl_float_to_e4m3(float f);
+
 #define KL_INT4_GROUP 128
 #define KL_Q4_0_BLOCK 32
 typedef struct kl_block_q4_0 {
