@@ -137,6 +137,13 @@ if [ -x ./step0 ]; then
 fi
 check "sweep.sh -s without a value -> exit 2, one line" expect_exit 2 "needs a value" tools/sweep.sh -s
 check "sweep.sh --help ends at its own text" bash -c "tools/sweep.sh --help | tail -n1 | grep -vq 'set -'"
+check "fp8_accum.sh with no GPU ('No devices were found'): exit 3, one line" \
+    bash -c "PATH=$runs_tmp/none6:\$PATH; $(declare -f expect_exit); tmp=$runs_tmp; expect_exit 3 'no NVIDIA GPU' tools/fp8_accum.sh"
+if [ -x ./step28 ]; then
+    check "fp8_accum.sh on a fake H100 (step28 exits 3): exit 3, one line" \
+        on_fake_h100 expect_exit 3 'step28 cannot run here' tools/fp8_accum.sh
+fi
+check "fp8_accum.sh -k 4096,1e4 -> exit 2, one line" expect_exit 2 "not a whole number" tools/fp8_accum.sh -k 4096,1e4
 if [ -d "$runs_tmp/pub" ]; then
     printf '#!/bin/sh\necho "step16: 1 result FAILED the check"\nexit 1\n' >"$runs_tmp/pub/step16"
     check "sweep_split.sh when every run fails: exit 1, says so" bash -c "
