@@ -136,9 +136,11 @@ tools/tables.sh "$ref" "$vt/plots" >/dev/null
 GNUPLOT_LOG=$vt/gnuplot.log PATH="$vt/bin:$PATH" tools/plots.sh "$vt/plots" >"$vt/plots.out" 2>&1
 check "plots: every chart's title names the GPU (from the step logs)" bash -c "
     [ \$(grep -c . $vt/gnuplot.log) -ge 9 ] && ! grep -v 'NVIDIA H100 80GB HBM3' $vt/gnuplot.log | grep -q ."
-check "plots: the roofline gets both roofs, FP32 and bf16 tensor-core, and the read ceiling" bash -c "
+check "plots: the roofline gets its three roofs, FP32, bf16 and FP8 tensor-core, and the read ceiling" bash -c "
     grep -q 'name1 = \"FP32 peak\"' $vt/roofs.gp && grep -q 'name2 = \"bf16 tensor-core peak\"' $vt/roofs.gp &&
-    grep -q '^npeaks = 2' $vt/roofs.gp && grep -qE '^peak1 = 66\.[0-9]+; ' $vt/roofs.gp && grep -qE '^peak2 = 10[0-9]{2}\.[0-9]+; ' $vt/roofs.gp &&
+    grep -q 'name3 = \"FP8 tensor-core peak\"' $vt/roofs.gp &&
+    grep -q '^npeaks = 3' $vt/roofs.gp && grep -qE '^peak1 = 66\.[0-9]+; ' $vt/roofs.gp && grep -qE '^peak2 = 10[0-9]{2}\.[0-9]+; ' $vt/roofs.gp &&
+    grep -qE '^peak3 = 21[0-9]{2}\.[0-9]+; ' $vt/roofs.gp &&
     grep -qE '^bw = 3[0-9]{3}' $vt/roofs.gp"
 check "plots: every step on the roofline once, v17-v24 below a y-axis that reaches the bf16 peak" bash -c "
     [ \$(grep -vc '^#' $vt/plots/roofline.dat) -eq \$(ls -d steps/v*_*/ | wc -l) ] &&

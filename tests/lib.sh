@@ -8,9 +8,14 @@ pass=0 fail=0 skip=0
 ok()   { pass=$((pass + 1)); echo "ok - $*"; }
 bad()  { fail=$((fail + 1)); echo "not ok - $*"; }
 skp()  { skip=$((skip + 1)); echo "skip - $*"; }
-check() {   # check WHAT cmd...: ok when cmd succeeds; its output is shown only on failure (its last 5 lines)
+check() {   # check WHAT cmd...: ok when cmd succeeds; on failure its output is shown: the lines that
+            # say what failed (a FAIL row and the mismatches under it, up to 20), then its last 5 lines
     local what=$1; shift
-    if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else bad "$what"; tail -n 5 "$tmp/check.out" | sed 's/^/    /'; fi
+    if "$@" >"$tmp/check.out" 2>&1; then ok "$what"; else
+        bad "$what"
+        grep -E -A4 ' FAIL$|^ +FAIL ' "$tmp/check.out" | head -n 20 | sed 's/^/    /'
+        tail -n 5 "$tmp/check.out" | sed 's/^/    /'
+    fi
 }
 expect_exit() {   # expect_exit CODE PATTERN cmd...: exit code, one line on stderr matching PATTERN
     local code=$1 pat=$2; shift 2
