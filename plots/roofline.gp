@@ -21,9 +21,10 @@ roof(x, p) = (bw > 0 && x * bw / 1000.0 < p) ? x * bw / 1000.0 : p
 slope(x) = x * bw / 1000.0
 pk(i) = value(sprintf("peak%d", i))
 nm(i) = value(sprintf("name%d", i))
-# each roof's label sits above its flat part, at the right; the slope's on it, past the GEMVs
+# each roof's label sits above its flat part, at the right, in two short lines (a point
+# under it gets its own label on its left: tools/plots.sh); the slope's on it, past the GEMVs
 do for [i=1:npeaks] {
-    set label i+10 sprintf("%s %.1f TFLOPS", nm(i), pk(i)) at graph 0.98, first pk(i) * 1.3 right font ",9" noenhanced
+    set label i+10 sprintf("%s\n%.1f TFLOPS", nm(i), pk(i)) at graph 0.98, first pk(i) * 1.45 right font ",9" noenhanced
 }
 if (bw > 0) {
     set label 2 sprintf("read ceiling %.0f GB/s", bw) at first 4.5, first slope(4.5) * 1.7 left rotate by 29 font ",9" noenhanced

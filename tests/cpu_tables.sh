@@ -151,6 +151,9 @@ check "plots: every step on the roofline once, v17-v24 below a y-axis that reach
 check "plots: roofline labels do not overlap (v1/v2, v8/v9, v21-v24 are within a few % of each other)" bash -c "
     [ \$(wc -l <$vt/labels.dat) -eq \$(grep -vc '^#' $vt/plots/roofline.dat) ] &&
     sort -k3,3g -k4,4g $vt/labels.dat | awk '{ y = log(\$4) / log(10) } \$3 == px && y - py < 0.08 { print \"overlap:\", pl, \$5; bad = 1 } { px = \$3; py = y; pl = \$5 } END { exit bad }'"
+# A point in the band where a roof's label sits (right, above its line) is labelled on its left.
+check "plots: v28, under the bf16 roof's label, is labelled on its left" bash -c "
+    grep -q '\"v28\" right\$' $vt/labels.dat && awk '/\"v28\"/ { exit !(\$3 < \$1) }' $vt/labels.dat"
 check "plots: Part II's ten sizes get ten distinct colours" bash -c "
     c=\$(sed -n 's/^colours = \"\(.*\)\"/\1/p' plots/pct_cublas.gp) && [ \$(tr ' ' '\n' <<<\"\$c\" | sort -u | wc -l) -ge 10 ] &&
     grep -q 'lc rgb word(colours' plots/pct_cublas.gp && [ \$(head -n1 $vt/plots/part2_pct.dat | grep -o '\"[^\"]*\"' | wc -l) -eq 10 ]"

@@ -62,12 +62,14 @@ if [ -s "$out/roofline.dat" ] && [ "$(grep -vc '^#' "$out/roofline.dat")" -gt 0 
         END { n = split(roofs, r, "\n"); for (i = 1; i <= n; i++) { split(r[i], f, "\t"); if (f[1] > y1) y1 = f[1] }
               printf "%g %g %g %g\n", x0 / 4, x1 * 8, y0 / 3, y1 * 3 }' "$out/roofline.dat")
     # Label layout, in decades: points whose x lie within 0.15 decades form a column;
-    # its labels sit left of it when the next column to the right is near, else right;
+    # its labels sit left of it when the next column to the right is near, or when one
+    # of its points lies in the band where a roof's label sits (right, above its line), else right;
     # within a column labels keep one text line apart (gap), blocks centred on their points.
-    awk -v ymin="$ymin" -v ymax="$ymax" -v xmin="$xmin" -v xmax="$xmax" '
+    awk -v ymin="$ymin" -v ymax="$ymax" -v xmin="$xmin" -v xmax="$xmax" -v peaks="$(cut -f1 <<<"$roofs" | tr '\n' ' ')" '
         function lg(v) { return log(v) / log(10) }
         !/^#/ { n++; x[n] = $(NF - 1); y[n] = $NF; lab[n] = $(NF - 2); lx[n] = lg(x[n]); ly[n] = lg(y[n]) }
         END {
+            np = split(peaks, pk, " ")
             gap = 14 / (740 / (lg(ymax) - lg(ymin)))     # 14 px in the plot area, about 740 px tall
             dx = 0.09 * (lg(xmax) - lg(xmin)) / 5        # about 20 px
             # sort by x (insertion sort: a few dozen points)
@@ -80,6 +82,8 @@ if [ -s "$out/roofline.dat" ] && [ "$(grep -vc '^#' "$out/roofline.dat")" -gt 0 
             }
             for (c = 1; c <= nc; c++) {
                 side = (c < nc && cx0[c + 1] - cx1[c] < 0.45) ? -1 : 1
+                for (i = 1; i <= cn[c] && side > 0; i++)   # under a roof label (roofline.gp: pk * 1.3)
+                    for (q = 1; q <= np; q++) if (y[cm[c, i]] > pk[q] && y[cm[c, i]] < pk[q] * 1.8) side = -1
                 # sort the column by y, then merge overlapping blocks until none overlap
                 m = cn[c]
                 for (i = 1; i <= m; i++) s[i] = cm[c, i]
