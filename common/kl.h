@@ -104,7 +104,16 @@ typedef void (*kl_gemm_bf16_fn)(int m, int n, int k, const kl_bf16 *a, const kl_
  * e4m3 (one byte per element, K-contiguous, the Part III layout), fp32
  * accumulation.  gemm_fp8: sa and sb point at one float each (per tensor),
  * on the device, as cuBLASLt takes them.  k is a multiple of 16 (rows of 16
- * bytes); m and n anything from 1. */
+ * bytes); m and n anything from 1.
+ * gemm_fp8_block (DeepSeek-V3's recipe, the layouts cuBLASLt's VEC128 and
+ * BLK128x128 modes read): A scaled per 1 x 128 (a row, 128 of k), B per
+ * 128 x 128; C[i][j] = sum over k blocks kb of sa(i, kb) sb(j / 128, kb)
+ * (sum over k in kb of a[i][k] b[j][k]), with
+ *   sa(i, kb) = sa[kb * m + i]                      (m fastest)
+ *   sb(jb, kb) = sb[jb * KL_FP8_SB_LD(k) + kb]       (k blocks fastest, rows padded)
+ * k is a multiple of 128. */
+#define KL_FP8_BLOCK 128
+#define KL_FP8_SB_LD(k) ((((k) + KL_FP8_BLOCK - 1) / KL_FP8_BLOCK + 3) / 4 * 4)
 typedef struct kl_gemm_fp8_args {
     int m, n, k;
     const uint8_t *a, *b;      /* e4m3 [m][k], [n][k] */
@@ -119,7 +128,8 @@ struct kl_op;  /* an operation the harness knows how to set up, check and time *
 extern const struct kl_op kl_op_sgemm, kl_op_gemv_f16, kl_op_qgemv_int8,
     kl_op_qgemv_int4, kl_op_qgemv_q4_0, kl_op_dequant_q4_0, kl_op_w4a16, kl_op_gemm_bf16,
     kl_op_gemm_bf16_shapes,   /* Part IV: the same GEMM, over its shapes (part "4") */
-    kl_op_gemm_fp8;           /* Part V: e4m3 in, per-tensor scales, bf16 out */
+    kl_op_gemm_fp8,           /* Part V: e4m3 in, per-tensor scales, bf16 out */
+    kl_op_gemm_fp8_block;     /* Part V: the same with DeepSeek-V3's block scales */
 
 /* One kernel of a step.  Most steps have one; a step may show several side by
  * side (v15: dequantize variants, then the fused GEMV; v16: decompositions). */
