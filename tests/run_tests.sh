@@ -272,21 +272,33 @@ else
                                                           # cuBLAS's reference is a split-K kernel racecheck flags)
                     fi
                 fi ;;
-            5)  # FP8 GEMM: any M and N, K a multiple of 16
-                check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 128)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 128
-                for shp in "-m 1000 -n 7 -k 48" "-m 7 -n 1023 -k 2064" "-m 127 -n 2049 -k 16" "-m 1 -n 1 -k 4112" \
-                           "-m 513 -n 257 -k 144" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 272" \
-                           "-m 4097 -n 4104 -k 80" "-m 1 -n 8 -k 16" "-m 1153 -n 4104 -k 16" "-m 300 -n 300 -k 32768"; do
-                    check "step$s --check-only $shp" ./step$s --check-only $shp
-                done
-                check "step$s rejects K=72 with exit 2" expect_exit 2 "multiple of 16" ./step$s --check-only -m 64 -n 64 -k 72
-                # cuBLASLt's FP8 has no algorithm off its alignment: the column stays empty and the note says so
-                check "step$s at 1000 x 1023 x 1040 (N odd): timed, cuBLAS column empty, the note says why" bash -c \
-                    "./step$s -m 1000 -n 1023 -k 1040 --iters 3 --warmup 1 --budget 5 | grep -q 'cuBLAS column empty: cublasLtMatmul has no FP8 algorithm'"
-                check "step$s at 256 x 256 x 4096: the note gives cuBLASLt's two accumulation modes and their rel_err" bash -c \
-                    "./step$s -m 256 -n 256 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -qE 'fast accumulation .*rel_err [0-9.e+-]+; promoted accumulation [0-9.]+ us, rel_err'"
-                san="-m 67 -n 45 -k 272;-m 1153 -n 4104 -k 16"; huge="-m 100000 -n 100000 -k 16"
-                san_tools="memcheck racecheck synccheck" ;;
+            5)  # FP8 GEMM: any M and N; K a multiple of 16 (per-tensor scales) or of 128 (block scales)
+                if [ "$rest" = gemm_fp8_block ]; then
+                    check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 256)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 256
+                    for shp in "-m 1000 -n 7 -k 128" "-m 7 -n 1023 -k 2048" "-m 127 -n 2049 -k 128" "-m 1 -n 1 -k 4224" \
+                               "-m 513 -n 257 -k 640" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 384" \
+                               "-m 4097 -n 4104 -k 128" "-m 1 -n 8 -k 128" "-m 1153 -n 4104 -k 128" "-m 300 -n 300 -k 32768"; do
+                        check "step$s --check-only $shp" ./step$s --check-only $shp
+                    done
+                    check "step$s rejects K=1000 with exit 2" expect_exit 2 "multiple of 128" ./step$s --check-only -m 64 -n 64 -k 1000
+                    san="-m 67 -n 45 -k 384;-m 1153 -n 4104 -k 128"; huge="-m 100000 -n 100000 -k 128"
+                    san_tools="memcheck racecheck synccheck"
+                else
+                    check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 128)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 128
+                    for shp in "-m 1000 -n 7 -k 48" "-m 7 -n 1023 -k 2064" "-m 127 -n 2049 -k 16" "-m 1 -n 1 -k 4112" \
+                               "-m 513 -n 257 -k 144" "-m 4097 -n 129 -k 4096" "-m 33 -n 4095 -k 272" \
+                               "-m 4097 -n 4104 -k 80" "-m 1 -n 8 -k 16" "-m 1153 -n 4104 -k 16" "-m 300 -n 300 -k 32768"; do
+                        check "step$s --check-only $shp" ./step$s --check-only $shp
+                    done
+                    check "step$s rejects K=72 with exit 2" expect_exit 2 "multiple of 16" ./step$s --check-only -m 64 -n 64 -k 72
+                    # cuBLASLt's FP8 has no algorithm off its alignment: the column stays empty and the note says so
+                    check "step$s at 1000 x 1023 x 1040 (N odd): timed, cuBLAS column empty, the note says why" bash -c \
+                        "./step$s -m 1000 -n 1023 -k 1040 --iters 3 --warmup 1 --budget 5 | grep -q 'cuBLAS column empty: cublasLtMatmul has no FP8 algorithm'"
+                    check "step$s at 256 x 256 x 4096: the note gives cuBLASLt's two accumulation modes and their rel_err" bash -c \
+                        "./step$s -m 256 -n 256 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -qE 'fast accumulation .*rel_err [0-9.e+-]+; promoted accumulation [0-9.]+ us, rel_err'"
+                    san="-m 67 -n 45 -k 272;-m 1153 -n 4104 -k 16"; huge="-m 100000 -n 100000 -k 16"
+                    san_tools="memcheck racecheck synccheck"
+                fi ;;
             "")
                 bad "step$s: could not run a check to learn its operation: $(tail -n1 "$tmp/../probe$s.out")"; return ;;
             2)  # GEMV family: any N; K as the format allows
