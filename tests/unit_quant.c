@@ -1,10 +1,12 @@
 /*
  * unit_quant.c - CPU tests of common/ops/quant.c: fp16 conversion, and for each
  * weight format the round trip (error within half a step), edge rows, odd K
- * and the exact bit layout.  No GPU needed.  One line per test; exit status
- * nonzero if any failed.
+ * and the exact bit layout; the e4m3 codec, the FP8 block scales' layouts
+ * and test magnitudes (fp8_ops.h) and the host's block quantizer.  No GPU
+ * needed.  One line per test; exit status nonzero if any failed.
  */
 #include "quant.h"
+#include "fp8_ops.h"   /* the block scales' layouts */
 #include "rng.h"
 #include "unit.h"
 
@@ -157,6 +159,108 @@ static void test_e4m3(void) {
         worst = fmaxf(worst, fabsf(fminf(fmaxf(x, -448.0f), 448.0f) - y) / step);
     }
     report(worst <= 0.5f, "e4m3: 100000 random values: within half a step of where they land", "%.3f steps", worst);
+}
+
+/* ---- FP8 block scales: the layouts (fp8_ops.h, as kl.h fixes them) and the host's block quantizer ---- */
+
+static void test_fp8_layouts(void) {
+    /* sb's rows: k / 128 scales padded to a multiple of 4 */
+    report(KL_FP8_SB_LD(128) == 4 && KL_FP8_SB_LD(512) == 4 && KL_FP8_SB_LD(640) == 8 && KL_FP8_SB_LD(1536) == 12 &&
+           KL_FP8_SB_LD(16384) == 128, "fp8 block: sb's row of k / 128 scales padded to 4 (k 128, 512, 640, 1536, 16384: "
+           "4, 4, 8, 12, 128)", "got %d %d %d %d %d", KL_FP8_SB_LD(128), KL_FP8_SB_LD(512), KL_FP8_SB_LD(640),
+           KL_FP8_SB_LD(1536), KL_FP8_SB_LD(16384));
+    /* A, m = 5, k = 640: sa[kb * 5 + i], 25 floats, each (i, kb) its own */
+    report(kl_fp8_sa_index(5, 0, 0) == 0 && kl_fp8_sa_index(5, 4, 0) == 4 && kl_fp8_sa_index(5, 0, 1) == 5 &&
+           kl_fp8_sa_index(5, 3, 4) == 23 && kl_fp8_sa_count(5, 640) == 25,
+           "fp8 block: sa(i, kb) = sa[kb * m + i], m fastest, unpadded (m = 5: (4, 0) -> 4, (0, 1) -> 5, (3, 4) -> 23 of 25)",
+           "(0, 1) -> %zu, (3, 4) -> %zu, count %zu", kl_fp8_sa_index(5, 0, 1), kl_fp8_sa_index(5, 3, 4),
+           kl_fp8_sa_count(5, 640));
+    /* B, n = 300 (3 row blocks, the last of 44 rows), k = 640: sb[jb * 8 + kb], 24 floats */
+    report(kl_fp8_sb_index(640, 0, 4) == 4 && kl_fp8_sb_index(640, 1, 0) == 8 && kl_fp8_sb_index(640, 2, 4) == 20 &&
+           kl_fp8_sb_count(300, 640) == 24 && kl_fp8_sb_count(256, 640) == 16 && kl_fp8_sb_index(512, 1, 0) == 4,
+           "fp8 block: sb(jb, kb) = sb[jb * 8 + kb] at k = 640 (rows padded from 5 to 8), 3 row blocks for n = 300",
+           "(1, 0) -> %zu, (2, 4) -> %zu, count %zu", kl_fp8_sb_index(640, 1, 0), kl_fp8_sb_index(640, 2, 4),
+           kl_fp8_sb_count(300, 640));
+    /* every block its own float inside the array, at odd shapes */
+    int bad = 0;
+    for (int m = 1; m <= 9 && !bad; ++m)
+        for (int k = 128; k <= 1280 && !bad; k += 128) {
+            const int kbs = k / 128, nbs = (m + 127) / 128;
+            unsigned char seen[4096] = {0};
+            for (int i = 0; i < m; ++i)
+                for (int kb = 0; kb < kbs; ++kb) {
+                    const size_t x = kl_fp8_sa_index(m, i, kb);
+                    if (x >= kl_fp8_sa_count(m, k) || seen[x]++) bad = 1;
+                }
+            memset(seen, 0, sizeof seen);
+            for (int jb = 0; jb < nbs * 3; ++jb)   /* n = 128 * 3 nbs */
+                for (int kb = 0; kb < kbs; ++kb) {
+                    const size_t x = kl_fp8_sb_index(k, jb, kb);
+                    if (x >= kl_fp8_sb_count(128 * 3 * nbs, k) || seen[x]++ || x % KL_FP8_SB_LD(k) != (size_t)kb) bad = 1;
+                }
+        }
+    report(!bad, "fp8 block: every scale block has a float of its own inside sa and sb (m 1..9, k 128..1280)", "overlap");
+}
+
+/* gemm_fp8_block's magnitudes: the blocks a kernel's indexing may mix up differ */
+static void test_fp8_block_exp(void) {
+    int range = 1, apart = 1, both = 1, top = 0;
+    for (int rb = 0; rb < 300; ++rb)
+        for (int kb = 0; kb < 300; ++kb) {
+            const int e = kl_fp8_block_exp(rb, kb);
+            if (e < 0 || e > KL_FP8_BLOCK_EXP_MAX) range = 0;
+            top = e > top ? e : top;
+            for (int d = 1; d <= 1024; d *= 2)   /* neighbours, and blocks a power of two apart */
+                if (kl_fp8_block_exp(rb + d, kb) == e || kl_fp8_block_exp(rb, kb + d) == e) apart = 0;
+            /* A's and B's scales both taken from the next k block: their product changes */
+            if (kl_fp8_block_exp(rb, kb + 1) + kl_fp8_block_exp(rb / 2, kb + 1) == e + kl_fp8_block_exp(rb / 2, kb))
+                both = 0;
+        }
+    report(range && top == KL_FP8_BLOCK_EXP_MAX, "fp8 block magnitudes: exponents 0..KL_FP8_BLOCK_EXP_MAX", "max %d", top);
+    report(apart, "fp8 block magnitudes: blocks 1, 2, 4 .. 1024 apart (rows or k) differ", "two equal");
+    report(both, "fp8 block magnitudes: a k block shifted in both A and B changes the product of their magnitudes",
+           "unchanged somewhere");
+}
+
+static void test_fp8_quant_block(void) {
+    /* 2 x 4 of a row stride 6: amax 7 (negative), s = 7 / 448 = 2^-6 */
+    const float x[12] = {1.0f, -7.0f, 3.5f, 0.0f, 9e9f, 9e9f, 0.5f, 2.0f, -3.5f, 6.0f, 9e9f, 9e9f};
+    uint8_t q[12];
+    memset(q, 0xAA, sizeof q);
+    const float s = kl_fp8_quant_block(x, 6, 2, 4, q);
+    /* x / s: 64 = 2^6 (exponent field 13: 0x68), -448 (0xFE), 224 = 1.75 2^7 (0x76), 0, 32 (0x60),
+     * 128 (0x70), -224 (0xF6), 384 = 1.5 2^8 (0x7C) */
+    const uint8_t want[12] = {0x68, 0xFE, 0x76, 0x00, 0xAA, 0xAA, 0x60, 0x70, 0xF6, 0x7C, 0xAA, 0xAA};
+    report(s == 0x1p-6f && !memcmp(q, want, sizeof want),
+           "fp8 block quantizer: amax 7 from a negative element, s = 2^-6, codes by hand, outside the block untouched",
+           "s %g, codes %02X %02X %02X %02X / %02X %02X %02X %02X", s, q[0], q[1], q[2], q[3], q[6], q[7], q[8], q[9]);
+    const float zeros[6] = {0};
+    uint8_t qz[6];
+    const float sz = kl_fp8_quant_block(zeros, 3, 2, 3, qz);
+    report(sz == 1.0f && !qz[0] && !qz[5], "fp8 block quantizer: an all-zero block gets scale 1 and codes 0", "s %g", sz);
+    /* random blocks (a B block of 128 x 128, a partial one of 3 rows, an A slice of 1 x 128): the scale is amax / 448
+     * in fp32, as the GPU divides; every code the encoder's of x / s; the amax element at +-448 */
+    static float blk[128 * 128];
+    static uint8_t qb[128 * 128];
+    const int rows[3] = {128, 3, 1};
+    for (int t = 0; t < 3; ++t) {
+        float amax = 0.0f;
+        for (int i = 0; i < rows[t] * 128; ++i) {
+            blk[i] = urand(-3.0f, 3.0f) * (t == 1 ? 0x1p-10f : 1.0f);
+            amax = fmaxf(amax, fabsf(blk[i]));
+        }
+        const float sc = kl_fp8_quant_block(blk, 128, rows[t], 128, qb);
+        int bad = 0, top = 0;
+        for (int i = 0; i < rows[t] * 128; ++i) {
+            if (qb[i] != kl_float_to_e4m3(blk[i] / sc)) bad++;
+            if (fabsf(blk[i]) == amax && (qb[i] & 0x7F) == 0x7E) top = 1;
+        }
+        char what[128];
+        snprintf(what, sizeof what, "fp8 block quantizer: %d x 128 random: s = amax / 448, codes e4m3(x / s), "
+                 "amax at 448", rows[t]);
+        report(sc == amax / 448.0f && !bad && top, what, "s %g against %g, %d codes off, amax at 448: %d", sc,
+               amax / 448.0f, bad, top);
+    }
 }
 
 static void test_int8(int n, int k) {
@@ -446,6 +550,9 @@ int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a crash keeps the lines printed before it */
     test_half();
     test_e4m3();
+    test_fp8_layouts();
+    test_fp8_block_exp();
+    test_fp8_quant_block();
     test_int8(64, 1024);
     test_int8(9, 1001);     /* odd K */
     test_int8(7, 1);

@@ -140,6 +140,16 @@ uint8_t kl_float_to_e4m3(float f) {
     return sign | (uint8_t)best;
 }
 
+float kl_fp8_quant_block(const float *x, size_t ld, int rows, int cols, uint8_t *q) {
+    float amax = 0.0f;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) amax = fmaxf(amax, fabsf(x[(size_t)r * ld + c]));
+    const float s = amax > 0.0f ? amax / 448.0f : 1.0f;   /* the GPU's division, bit for bit */
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) q[(size_t)r * ld + c] = kl_float_to_e4m3(x[(size_t)r * ld + c] / s);
+    return s;
+}
+
 size_t kl_int4_row_bytes(int k) { return ((size_t)k + 1) / 2; }
 int kl_int4_groups(int k) { return (k + KL_INT4_GROUP - 1) / KL_INT4_GROUP; }
 

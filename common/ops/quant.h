@@ -41,6 +41,11 @@ float kl_half_to_float(uint16_t h);
  * saturating at +-448, NaN to 0x7F: what the GPU's cvt ... .satfinite does. */
 float kl_e4m3_to_float(uint8_t v);
 uint8_t kl_float_to_e4m3(float f);
+/* One block of rows x cols floats (row stride ld) quantized as a tensor of its
+ * own, as fp8_ops.h's GPU quantizers do each block: amax = max |x|, s = amax /
+ * 448 (1 when the block is all zeros), q[r * ld + c] = e4m3(x[r * ld + c] / s).
+ * Returns s.  The reference the GPU's block scales and codes are checked against. */
+float kl_fp8_quant_block(const float *x, size_t ld, int rows, int cols, uint8_t *q);
 
 #define KL_INT4_GROUP 128
 #define KL_Q4_0_BLOCK 32
