@@ -68,6 +68,35 @@ kl_tol kl_tol_gemm_fp8(int k) {
     return t;
 }
 
+kl_tol kl_tol_gemm_fp8_block(int k) {
+    /* Provisional: reasoned from v28's measurements, not yet measured for a
+     * block-scaled kernel on the H100.  Three parts:
+     * - the bf16 output rounded once: rtol 2^-8, as gemm_fp8;
+     * - fp32 sums (the promotion adds each k block's scaled partial sum into an
+     *   fp32 accumulator; the reference is an fp32 GEMM): Part III's 16 k 2^-24,
+     *   of term_max = KL_FP8_BLOCK_TERM_MAX (4: the inputs' blocks have
+     *   magnitudes of their own, check.h);
+     * - the tensor cores' accumulation, which keeps fewer bits than fp32, now
+     *   over 128 terms only: the accumulator restarts from zero every k block.
+     *   v28 measured its worst element near half of k 2^-12 term_max over one
+     *   long sum (docs/v28_fp8.md); over 128 terms that allows E = 128 2^-12
+     *   term_max = term_max / 32 per block, twice the worst seen at that rate.
+     *   The k / 128 blocks' errors are independent (each is a rounding of its
+     *   own partial sum, whose sign is random), so they add like a random walk,
+     *   sqrt(k / 128) E, not k / 128 E: at K = 65536 that is 0.7 term_max, where
+     *   gemm_fp8's k 2^-12 is 16 term_max.  If the blocks' errors leaned one way
+     *   after all, a GPU run at large K would say so (err/tol rising with K).
+     * What it still catches, at K = 8192 where atol is 1 + 2^-5: one k block
+     * missing takes sqrt(128) rms|a*b| of its terms from each element, 15 where
+     * its terms are the largest (|a*b| < 4) and 0.94 where they are the smallest
+     * (< 1/4); scaled by a neighbour's scale (2x or 4x off), at least half that.
+     * Every row of C then has elements far outside the tolerance. */
+    const double kd = k > 0 ? (double)k : 1.0;
+    kl_tol t = kl_dot_tolerance(k, KL_FP8_BLOCK_TERM_MAX, ldexp(1.0, -9), 0.0);
+    t.atol += KL_FP8_BLOCK_TERM_MAX * sqrt(kd / 128.0) * 128.0 * ldexp(1.0, -12);
+    return t;
+}
+
 kl_tol kl_tol_exact(void) {
     kl_tol t = {0.0, 0.0};
     return t;

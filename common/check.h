@@ -33,12 +33,19 @@ kl_tol kl_dot_tolerance(int k, double term_max, double out_eps, double w_eps);
  *   gemm_bf16: bf16 out rounded once, terms |a*b| < 1
  *   gemm_fp8:  bf16 out rounded once, terms |a*b| <= 1, the tensor cores' FP8
  *              accumulation (fewer bits than fp32: check.c says how many)
+ *   gemm_fp8_block: bf16 out rounded once, terms |a*b| <= KL_FP8_BLOCK_TERM_MAX,
+ *              the tensor cores' accumulation within each 128 of K, promoted to fp32
  *   exact:     q4_0 -> fp16 dequantization, bit for bit */
 kl_tol kl_tol_sgemm(int k, double alpha, double beta);
 kl_tol kl_tol_gemv(int k, double wmax);
 kl_tol kl_tol_w4a16(int k, double term_max);
 kl_tol kl_tol_gemm_bf16(int k);
 kl_tol kl_tol_gemm_fp8(int k);
+/* The largest |a*b| of gemm_fp8_block's inputs (op_gemm_fp8.c, which checks it
+ * at setup): A uniform in [-2, 2) and B in [-0.5, 0.5), each block times 2^0..2^2
+ * and 2^-2..2^0, so |a*b| <= 2 * 4 * 0.5 * 1 = 4. */
+#define KL_FP8_BLOCK_TERM_MAX 4.0
+kl_tol kl_tol_gemm_fp8_block(int k);
 kl_tol kl_tol_exact(void);
 
 #define KL_MAX_REPORTED 5

@@ -61,6 +61,8 @@ c30 ||| unit ||| common/ops/fp8_ops.h ||| return (size_t)jb * KL_FP8_SB_LD(k) + 
 c31 ||| unit ||| common/ops/quant.c ||| amax = fmaxf(amax, fabsf(x[(size_t)r * ld + c])); ||| amax = fmaxf(amax, x[(size_t)r * ld + c]); ||| host block quantizer: amax of the signed values (a block whose extreme is negative saturates)
 c32 ||| unit ||| common/ops/quant.c ||| amax > 0.0f ? amax / 448.0f : 1.0f; ||| amax / 448.0f; ||| host block quantizer: an all-zero block gets scale 0 (its codes NaN)
 c33 ||| unit ||| common/ops/fp8_ops.h ||| return (rb + kb) % 3; ||| return (rb + kb) % 2; ||| FP8 block magnitudes of period 2: blocks two apart share a magnitude (a kernel off by two blocks passes more often)
+c34 ||| unit ||| common/check.c ||| sqrt(kd / 128.0) * 128.0 ||| (kd / 128.0) * 128.0 ||| FP8 block tolerance: the k blocks' errors added linearly (sqrt(K / 128) times looser)
+c35 ||| unit ||| common/check.h ||| #define KL_FP8_BLOCK_TERM_MAX 4.0 ||| #define KL_FP8_BLOCK_TERM_MAX 1.0 ||| FP8 block tolerance written for terms up to 1 while the inputs reach 4
 t1 ||| golden ||| tools/tables.sh ||| g(i, "tflops") * 1000 / g(i, "gbps"), g(i, "tflops") > pf ||| g(i, "tflops"), g(i, "tflops") * 1000 / g(i, "gbps") > pf ||| roofline.dat: intensity and TFLOPS swapped
 t2 ||| golden,tables ||| tools/tables.sh ||| ceil[p] = rate / (pce / 100) ||| ceil[p] = g(i, "tflops") / (pce / 100) ||| ceilings.dat: the bandwidth ceiling computed from TFLOPS
 t3 ||| golden,tables ||| tools/tables.sh ||| ceil[p] = rate / (pce / 100) ||| ceil[p] = g(i, "gbps") / (pce / 100) ||| ceilings.dat: the compute peak computed from GB/s

@@ -4,6 +4,7 @@
  * worked out by hand: a tolerance 16x looser, or a norm of the wrong kind,
  * fails here before any GPU runs.  One line per test, the plan 1..N last. */
 #include "check.h"
+#include "fp8_ops.h"   /* KL_FP8_BLOCK_EXP_MAX: the block op's input magnitudes */
 #include "unit.h"
 
 #include <math.h>
@@ -59,6 +60,23 @@ static void test_op_tolerances(void) {
     /* FP8: the fp32 part plus the tensor cores' accumulation, k 2^-12 */
     TEST(same(kl_tol_gemm_fp8(4096), P2(-8) + 1.0, P2(-8)), "gemm_fp8: k=4096: atol 2^-8 + 1 (k 2^-12), rtol 2^-8");
     TEST(same(kl_tol_gemm_fp8(65536), P2(-4) + 16.0, P2(-8)), "gemm_fp8: k=65536: atol 2^-4 + 16, rtol 2^-8");
+    /* FP8 with block scales (K a multiple of 128): terms up to 4, so the fp32 part is 4 * 16 k 2^-24 = k 2^-18;
+     * the tensor cores' part 4 * sqrt(k / 128) * 128 * 2^-12, a random walk of one bound per k block */
+    TEST(same(kl_tol_gemm_fp8_block(128), P2(-11) + P2(-3), P2(-8)),
+         "gemm_fp8_block: k=128 (one block): atol 2^-11 + 2^-3, rtol 2^-8");
+    TEST(same(kl_tol_gemm_fp8_block(512), P2(-9) + P2(-2), P2(-8)), "gemm_fp8_block: k=512: atol 2^-9 + 2^-2 (sqrt(4) blocks)");
+    TEST(same(kl_tol_gemm_fp8_block(2048), P2(-7) + P2(-1), P2(-8)), "gemm_fp8_block: k=2048: atol 2^-7 + 2^-1");
+    TEST(same(kl_tol_gemm_fp8_block(8192), P2(-5) + 1.0, P2(-8)), "gemm_fp8_block: k=8192: atol 2^-5 + 1");
+    TEST(same(kl_tol_gemm_fp8_block(32768), P2(-3) + 2.0, P2(-8)),
+         "gemm_fp8_block: k=32768: atol 2^-3 + 2 (gemm_fp8's is 2^-5 + 8: sqrt(K), not K)");
+    TEST(fabs(kl_tol_gemm_fp8_block(4096).atol - (P2(-6) + sqrt(0.5))) < 1e-15,
+         "gemm_fp8_block: k=4096: atol 2^-6 + sqrt(1/2)");
+    TEST(KL_FP8_BLOCK_TERM_MAX == 2.0 * P2(KL_FP8_BLOCK_EXP_MAX) * 0.5,
+         "gemm_fp8_block: term_max 4 = |a| < 2 * 2^%d times |b| <= 0.5 * 2^0 (the op's inputs, fp8_ops.h's magnitudes)",
+         KL_FP8_BLOCK_EXP_MAX);
+    /* What it is for: one missing k block of the largest terms (sqrt(128) rms|a*b| = sqrt(128) 4 / 3) at K = 8192 */
+    TEST(sqrt(128.0) * 4.0 / 3.0 > 14.0 * kl_tol_gemm_fp8_block(8192).atol,
+         "gemm_fp8_block: at k=8192 a missing k block of the largest terms is over 14x atol");
     /* the beta != 0 check: alpha 0.75 scales the terms, |beta| 0.5 adds 0.5 * 2^-22 */
     TEST(same(kl_tol_sgemm(64, 0.75, -0.5), 0.75 * P2(-14) + P2(-23), P2(-23)),
          "sgemm: k=64, alpha 0.75, beta -0.5: atol 0.75 * 2^-14 + 2^-23");
@@ -73,17 +91,18 @@ static void test_op_tolerances(void) {
 }
 
 static void test_boundary(void) {
-    const struct { const char *name; kl_tol t; } ops[] = {
-        {"sgemm", kl_tol_sgemm(64, 1.0, 0.0)},   {"sgemm beta", kl_tol_sgemm(64, 0.75, -0.5)},
-        {"gemv", kl_tol_gemv(64, 1.0)},          {"w4a16", kl_tol_w4a16(64, 1.0)},
-        {"gemm_bf16", kl_tol_gemm_bf16(64)},     {"gemm_fp8", kl_tol_gemm_fp8(64)},
-        {"exact", kl_tol_exact()},
+    const struct { const char *name; kl_tol t; int k; } ops[] = {
+        {"sgemm", kl_tol_sgemm(64, 1.0, 0.0), 64},   {"sgemm beta", kl_tol_sgemm(64, 0.75, -0.5), 64},
+        {"gemv", kl_tol_gemv(64, 1.0), 64},          {"w4a16", kl_tol_w4a16(64, 1.0), 64},
+        {"gemm_bf16", kl_tol_gemm_bf16(64), 64},     {"gemm_fp8", kl_tol_gemm_fp8(64), 64},
+        {"gemm_fp8_block", kl_tol_gemm_fp8_block(128), 128},   /* its smallest K */
+        {"exact", kl_tol_exact(), 64},
     };
     const float refs[3] = {0.0f, 1.0f, -0.5f};   /* where each tolerance is a whole number of float steps */
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; ++i) {
         for (int j = 0; j < 3; ++j)
-            TEST(boundary(ops[i].t, refs[j]), "%s, k=64, ref %g: an error equal to the tolerance passes, the next float fails",
-                 ops[i].name, refs[j]);
+            TEST(boundary(ops[i].t, refs[j]), "%s, k=%d, ref %g: an error equal to the tolerance passes, the next float fails",
+                 ops[i].name, ops[i].k, refs[j]);
         TEST(!passes(NAN, 1.0f, ops[i].t) && !passes(INFINITY, 1.0f, ops[i].t) && !passes(-INFINITY, 1.0f, ops[i].t),
              "%s: NaN, Inf and -Inf fail", ops[i].name);
         TEST(!passes(1.0f, NAN, ops[i].t), "%s: a NaN reference fails", ops[i].name);
