@@ -35,15 +35,35 @@
 #define SA (0 * SCALE_SLOT)
 #define SB (1 * SCALE_SLOT)
 #define AMAX_TMP (2 * SCALE_SLOT)
+#define SLOTS 3
 
-enum { MODE_FAST, MODE_PROMOTED, MODES };   /* FAST_ACCUM 1, 0 */
+/* cublasLtMatmul runs two ways: MODE_MAIN is timed in the cuBLAS column,
+ * MODE_SIDE reported in the note. */
+enum { MODE_MAIN, MODE_SIDE, MODES };
+
+/* One way to call cublasLtMatmul: its accumulation, and how it reads the
+ * scales of our A and of our B (Lt's B and Lt's A: lt_setup says why). */
+typedef struct lt_mode {
+    int8_t fast;                                   /* CUBLASLT_MATMUL_DESC_FAST_ACCUM */
+    cublasLtMatmulMatrixScale_t a_scale, b_scale;  /* SCALAR_32F: one float */
+} lt_mode;
+
+/* What an operation of this file is: how it calls cublasLtMatmul. */
+typedef struct f8_kind {
+    lt_mode mode[MODES];
+} f8_kind;
+static const f8_kind per_tensor = {
+    {{1, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F},    /* fast */
+     {0, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F, CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F}}};  /* promoted */
 
 typedef struct fp8_state {
     kl_problem p;
     const kl_env *env;
+    const f8_kind *kind;
     uint8_t *A, *B;                /* device, e4m3 */
+    float *sa, *sb;                /* device: the scales the step reads (slots of `scales`) */
     float *scales;                 /* device: sa, sb and scratch for amax, SCALE_SLOT floats apart */
-    float h_scales[2];
+    float *h_sa, *h_sb;            /* host copies of sa and sb */
     kl_bf16 *C, *Cblas;
     float *Cout;                   /* the step's C widened to fp32 */
     float *h_out, *h_ref;          /* host: output and the fp32 reference (made in setup) */
@@ -95,16 +115,24 @@ static void lt_setup(fp8_state *s) {
     const size_t ws = KL_LT_WORKSPACE;
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    const float *lt_a_scale = s->scales + SB, *lt_b_scale = s->scales + SA;
     for (int md = 0; md < MODES; ++md) {
+        const lt_mode *mode = &s->kind->mode[md];
+        const float *lt_a_scale = s->sb, *lt_b_scale = s->sa;
         CUBLAS_CHECK(cublasLtMatmulDescCreate(&s->desc[md], CUBLAS_COMPUTE_32F, CUDA_R_32F));
         cublasLtMatmulDesc_t d = s->desc[md];
-        const int8_t fast = md == MODE_FAST;
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &lt_a_scale, sizeof lt_a_scale));
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &lt_b_scale, sizeof lt_b_scale));
-        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+        /* Scale modes only where they are not the default (SCALAR_32F), so the
+         * per-tensor descriptors stay those that were measured. */
+        if (mode->b_scale != CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F)
+            CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode->b_scale,
+                                                        sizeof mode->b_scale));
+        if (mode->a_scale != CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F)
+            CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode->a_scale,
+                                                        sizeof mode->a_scale));
+        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &mode->fast, sizeof mode->fast));
         cublasLtMatmulHeuristicResult_t res[KL_LT_ALGOS];
         int n = 0;
         const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s->lt, d, s->lb, s->la, s->lc, s->lc, pref,
@@ -149,7 +177,7 @@ static void launch_pick(void *ctx, int i) {
 }
 
 /* Each mode's fastest algorithm, by the engine's timing; the engine then times
- * the fast mode's again, like the step. */
+ * MODE_MAIN's again, like the step. */
 static void pick_baseline(fp8_state *s) {
     for (int md = 0; md < MODES; ++md) {
         s->pick_us[md] = INFINITY;
@@ -177,24 +205,32 @@ static double rel_err_of(fp8_state *s, const kl_bf16 *c) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static int f8_has_ref(void *st) { return ((fp8_state *)st)->nalgo[MODE_FAST] > 0; }
+static int f8_has_ref(void *st) { return ((fp8_state *)st)->nalgo[MODE_MAIN] > 0; }
+
+/* The column stays empty: say why, or NULL when it does not. */
+static const char *no_baseline_note(fp8_state *s, const char *what) {
+    if (s->nalgo[MODE_MAIN]) return NULL;
+    snprintf(s->note, sizeof s->note, "cuBLAS column empty: cublasLtMatmul has no %s algorithm for this shape (%s)",
+             what, s->lt_error ? s->lt_error : "its heuristic proposed none");
+    return s->note;
+}
 
 static const char *f8_baseline_note(void *st) {
     fp8_state *s = st;
-    if (!s->nalgo[MODE_FAST]) {
-        snprintf(s->note, sizeof s->note, "cuBLAS column empty: cublasLtMatmul has no FP8 algorithm for this shape (%s)",
-                 s->lt_error ? s->lt_error : "its heuristic proposed none");
-        return s->note;
-    }
+    if (no_baseline_note(s, "FP8")) return s->note;
     int used = snprintf(s->note, sizeof s->note, "cuBLAS column: cublasLtMatmul FP8, fast accumulation (as the "
-                        "step), best of %d algorithms; rel_err %.2e", s->nalgo[MODE_FAST], s->rel_err[MODE_FAST]);
-    if (s->nalgo[MODE_PROMOTED])
+                        "step), best of %d algorithms; rel_err %.2e", s->nalgo[MODE_MAIN], s->rel_err[MODE_MAIN]);
+    if (s->nalgo[MODE_SIDE])
         snprintf(s->note + used, sizeof s->note - used, "; promoted accumulation %.1f us, rel_err %.2e",
-                 s->pick_us[MODE_PROMOTED], s->rel_err[MODE_PROMOTED]);
+                 s->pick_us[MODE_SIDE], s->rel_err[MODE_SIDE]);
     return s->note;
 }
 
 /* ---- inputs and the reference ---------------------------------------------- */
+
+/* The host's copy of the scale of A[i][kb * 128 ...] and of B[j][kb * 128 ...]. */
+static float host_sa(const fp8_state *s, int i, int kb) { (void)i, (void)kb; return s->h_sa[0]; }
+static float host_sb(const fp8_state *s, int j, int kb) { (void)j, (void)kb; return s->h_sb[0]; }
 
 /* The GPU's e4m3 of the first elements of x against the host's encoder: the
  * quantizer the kernels read is the one fp8_ops.h describes. */
@@ -216,17 +252,39 @@ static void check_quantizer(const float *x, const uint8_t *q, size_t n, float sc
     free(hq);
 }
 
-static void e4m3_row(const uint8_t *d, int k, float scale, float *out) {
+/* A row of A or B as the step reads it, decoded on the host: each element's
+ * e4m3 times the scale of its k block, kscale[c / 128]. */
+static void e4m3_row(const uint8_t *d, int k, const float *kscale, float *out) {
     uint8_t *h = kl_hmalloc((size_t)k);
     kl_copy_to_host(h, d, (size_t)k);
-    for (int i = 0; i < k; ++i) out[i] = kl_e4m3_to_float(h[i]) * scale;
+    for (int i = 0; i < k; ++i) out[i] = kl_e4m3_to_float(h[i]) * kscale[i / KL_FP8_BLOCK];
     free(h);
 }
-/* Row r of A and row c of B, decoded on the host from the bytes the step reads. */
+/* Row r of A and row c of B, decoded on the host from the bytes and scales the step reads. */
 static void fetch_rows(void *ctx, int r, int c, float *a, float *b) {
     const fp8_state *s = ctx;
-    e4m3_row(s->A + (size_t)r * s->p.k, s->p.k, s->h_scales[0], a);
-    e4m3_row(s->B + (size_t)c * s->p.k, s->p.k, s->h_scales[1], b);
+    const int k = s->p.k, kbs = (k + KL_FP8_BLOCK - 1) / KL_FP8_BLOCK;
+    float *sa_row = kl_hmalloc(4 * (size_t)kbs), *sb_row = kl_hmalloc(4 * (size_t)kbs);
+    for (int kb = 0; kb < kbs; ++kb) sa_row[kb] = host_sa(s, r, kb), sb_row[kb] = host_sb(s, c, kb);
+    e4m3_row(s->A + (size_t)r * k, k, sa_row, a);
+    e4m3_row(s->B + (size_t)c * k, k, sb_row, b);
+    free(sa_row);
+    free(sb_row);
+}
+
+/* One scale per tensor: quantize, check, and dequantize xa and xb in place. */
+static void quantize_tensors(fp8_state *s, float *xa, float *xb) {
+    const size_t mk = (size_t)s->p.m * s->p.k, nk = (size_t)s->p.n * s->p.k;
+    cudaStream_t str = s->env->stream;
+    kl_fp8_quantize_tensor(xa, mk, s->A, s->sa, s->scales + AMAX_TMP, str);
+    kl_fp8_quantize_tensor(xb, nk, s->B, s->sb, s->scales + AMAX_TMP, str);
+    CUDA_CHECK(cudaStreamSynchronize(str));
+    kl_copy_to_host(s->h_sa, s->sa, sizeof(float));
+    kl_copy_to_host(s->h_sb, s->sb, sizeof(float));
+    check_quantizer(xa, s->A, mk, s->h_sa[0], "A");
+    check_quantizer(xb, s->B, nk, s->h_sb[0], "B");
+    kl_fp8_dequantize_tensor(s->A, mk, s->sa, xa, str);
+    kl_fp8_dequantize_tensor(s->B, nk, s->sb, xb, str);
 }
 
 /* Random fp32 inputs, quantized; the fp32 reference of the dequantized ones,
@@ -241,15 +299,7 @@ static void make_inputs(fp8_state *s) {
      * them twice is off by 16x), and still terms |a*b| < 1. */
     kl_fill_uniform_f32(xa, mk, -2.0f, 2.0f, seed + 1, str);
     kl_fill_uniform_f32(xb, nk, -0.5f, 0.5f, seed + 2, str);
-    kl_fp8_quantize_tensor(xa, mk, s->A, s->scales + SA, s->scales + AMAX_TMP, str);
-    kl_fp8_quantize_tensor(xb, nk, s->B, s->scales + SB, s->scales + AMAX_TMP, str);
-    CUDA_CHECK(cudaStreamSynchronize(str));
-    kl_copy_to_host(&s->h_scales[0], s->scales + SA, sizeof(float));
-    kl_copy_to_host(&s->h_scales[1], s->scales + SB, sizeof(float));
-    check_quantizer(xa, s->A, mk, s->h_scales[0], "A");
-    check_quantizer(xb, s->B, nk, s->h_scales[1], "B");
-    kl_fp8_dequantize_tensor(s->A, mk, s->scales + SA, xa, str);
-    kl_fp8_dequantize_tensor(s->B, nk, s->scales + SB, xb, str);
+    quantize_tensors(s, xa, xb);
     /* ref (row-major m x n) = xa xb^T: column-major ref^T = xb^T xa, as gemm_bf16 calls it. */
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasSetStream(s->env->cublas, str));
@@ -263,16 +313,20 @@ static void make_inputs(fp8_state *s) {
     CUDA_CHECK(cudaFree(ref));
 }
 
-static void *f8_setup(const kl_problem *p, int nrot, const kl_env *env) {
-    (void)nrot;
+static void *setup(const kl_problem *p, const kl_env *env, const f8_kind *kind) {
     fp8_state *s = kl_hmalloc(sizeof *s);
     memset(s, 0, sizeof *s);
     s->p = *p;
     s->env = env;
+    s->kind = kind;
     const size_t mk = (size_t)p->m * p->k, nk = (size_t)p->n * p->k, mn = (size_t)p->m * p->n;
     s->A = kl_dmalloc(mk);
     s->B = kl_dmalloc(nk);
-    s->scales = kl_dmalloc(3 * SCALE_SLOT * sizeof(float));
+    s->scales = kl_dmalloc(SLOTS * SCALE_SLOT * sizeof(float));
+    s->sa = s->scales + SA;
+    s->sb = s->scales + SB;
+    s->h_sa = kl_hmalloc(sizeof(float));
+    s->h_sb = kl_hmalloc(sizeof(float));
     s->h_out = kl_hmalloc(4 * mn);
     s->h_ref = kl_hmalloc(4 * mn);
     make_inputs(s);
@@ -291,6 +345,10 @@ static void *f8_setup(const kl_problem *p, int nrot, const kl_env *env) {
     }
     return s;
 }
+static void *f8_setup(const kl_problem *p, int nrot, const kl_env *env) {
+    (void)nrot;
+    return setup(p, env, &per_tensor);
+}
 
 /* One checked launch: C full of NaN first, so an element the step does not write fails. */
 static void f8_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d) {
@@ -300,7 +358,7 @@ static void f8_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
     const size_t mn = (size_t)p->m * p->n;
     cudaStream_t str = s->env->stream;
     kl_poison(s->C, 2 * mn, str);
-    const kl_gemm_fp8_args a = {p->m, p->n, p->k, s->A, s->B, s->scales + SA, s->scales + SB, s->C};
+    const kl_gemm_fp8_args a = {p->m, p->n, p->k, s->A, s->B, s->sa, s->sb, s->C};
     kern->gemm_fp8(&a, kern->ctx, str);
     kl_bf16_to_f32(s->C, s->Cout, mn, str);
     CUDA_CHECK(cudaStreamSynchronize(str));
@@ -316,14 +374,14 @@ static void f8_check(void *st, const kl_kernel *kern, int pass, kl_check_data *d
 static void f8_run(void *st, const kl_kernel *kern, int rot, cudaStream_t str) {
     (void)rot;
     fp8_state *s = st;
-    const kl_gemm_fp8_args a = {s->p.m, s->p.n, s->p.k, s->A, s->B, s->scales + SA, s->scales + SB, s->C};
+    const kl_gemm_fp8_args a = {s->p.m, s->p.n, s->p.k, s->A, s->B, s->sa, s->sb, s->C};
     kern->gemm_fp8(&a, kern->ctx, str);
 }
 
 static void f8_run_ref(void *st, int rot, cudaStream_t str) {
     (void)rot;
     fp8_state *s = st;
-    baseline(s, MODE_FAST, s->choice[MODE_FAST], str);
+    baseline(s, MODE_MAIN, s->choice[MODE_MAIN], str);
 }
 
 static void f8_teardown(void *st) {
@@ -340,6 +398,8 @@ static void f8_teardown(void *st) {
     CUBLAS_CHECK(cublasLtMatrixLayoutDestroy(s->lc));
     for (int md = 0; md < MODES; ++md) CUBLAS_CHECK(cublasLtMatmulDescDestroy(s->desc[md]));
     CUBLAS_CHECK(cublasLtDestroy(s->lt));
+    free(s->h_sa);
+    free(s->h_sb);
     free(s->h_out);
     free(s->h_ref);
     free(s);
