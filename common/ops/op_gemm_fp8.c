@@ -586,14 +586,13 @@ static void f8_teardown(void *st) {
 /* Part III's model shapes (Llama-3-8B's MLP and vocabulary head at 4096
  * tokens), then DeepSeek-V3's at 4096 tokens: n x k = 2112 x 7168 (the
  * attention's down-projections), 24576 x 1536 (the query's up-projection) and
- * 7168 x 16384 (the attention output).  gemm_fp8_block runs DeepSeek-V3's,
- * the last FP8_DEEPSEEK_SHAPES (each K a multiple of 128, as its blocks need). */
+ * 7168 x 16384 (the attention output).  Every K is a multiple of 128, so
+ * gemm_fp8_block runs them all: its steps sit beside v28 at every shape. */
 static const kl_problem fp8_shapes[] = {
     {4096, 14336, 4096}, {4096, 4096, 14336}, {4096, 128256, 4096},
     {4096, 2112, 7168},  {4096, 24576, 1536}, {4096, 7168, 16384},
 };
 #define FP8_SHAPES ((int)(sizeof fp8_shapes / sizeof fp8_shapes[0]))
-#define FP8_DEEPSEEK_SHAPES 3
 
 const kl_op kl_op_gemm_fp8 = {
     .name = "gemm_fp8", .dtype = "e4m3",
@@ -612,7 +611,7 @@ const kl_op kl_op_gemm_fp8_block = {
                 "1 x 128 and 128 x 128; e4m3 in, bf16 out, CUBLAS_COMPUTE_32F, promoted accumulation, same layout "
                 "TN); the best of 4 heuristic algorithms, same timing",
     .part = "5", .memory_bound = 0, .tensor_core = KL_TC_FP8, .default_sizes = "1024,2048,4096,8192",
-    .extra_shapes = fp8_shapes + FP8_SHAPES - FP8_DEEPSEEK_SHAPES, .nextra_shapes = FP8_DEEPSEEK_SHAPES, .checks = 1,
+    .extra_shapes = fp8_shapes, .nextra_shapes = FP8_SHAPES, .checks = 1,
     .shape = f8b_shape, .flops = f8_flops, .bytes = f8b_bytes, .rotating_bytes = f8_rotating,
     .device_bytes = f8b_device_bytes, .setup = f8b_setup, .check = f8_check, .run = f8_run,
     .run_ref = f8_run_ref, .has_ref = f8_has_ref, .baseline_note = f8b_baseline_note, .teardown = f8_teardown,
