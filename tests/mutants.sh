@@ -106,6 +106,9 @@ g4 ||| gpu ||| common/ops/op_gemv.c |||     kl_poison(s->y, 2 * (size_t)n, str);
 g5 ||| gpu ||| common/ops/op_gemm_bf16.c |||     kl_poison(s->C, 2 * mn, str); ||| ; ||| bf16 GEMM: C not poisoned
 g8 ||| gpu ||| common/ops/op_gemm_fp8.c |||     kl_poison(s->C, 2 * mn, str); ||| ; ||| FP8 GEMM: C not poisoned
 g9 ||| gpu ||| steps/v28_fp8/gemm.cu ||| const float scale = *sa * *sb; ||| const float scale = *sa * *sa; ||| v28: A's scale applied twice, B's never (16x off with the op's inputs)
+g10 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float f0 = a0 * b, f1 = a1 * b; ||| const float f0 = a0 * b, f1 = a0 * b; ||| v29: row g's scale applied to row g + 8 too (rows differ by 2x or 4x in the op's inputs)
+g11 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0); ||| wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0); ||| v29: a k block does not start from zero (each promotion adds every block so far again)
+g12 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b = sb_row[kt]; ||| const float b = sb_row[0]; ||| v29: B's scale of the first k block for every k block
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
