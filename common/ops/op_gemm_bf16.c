@@ -168,8 +168,7 @@ static void *gb_setup(const kl_problem *p, int nrot, const kl_env *env) {
     const uint64_t seed = env->seed * 1000003u + (uint64_t)p->m * 31 + (uint64_t)p->n * 17 + (uint64_t)p->k;
     kl_fill_uniform_bf16(s->A, mk, -1.0f, 1.0f, seed + 1, env->stream);
     kl_fill_uniform_bf16(s->B, nk, -1.0f, 1.0f, seed + 2, env->stream);
-    for (int r = 1; r < s->nrot; ++r)   /* the other copies: byte copies of the first */
-        CUDA_CHECK(cudaMemcpyAsync(s->B + (size_t)r * nk, s->B, 2 * nk, cudaMemcpyDeviceToDevice, env->stream));
+    kl_replicate(s->B, 2 * nk, 2 * nk, s->nrot, env->stream);   /* the other copies: byte copies of the first */
     CUDA_CHECK(cudaStreamSynchronize(env->stream));
     lt_setup(s);
     if (!env->check_only) pick_baseline(s);   /* --check-only times nothing */
