@@ -129,3 +129,8 @@ int kl_baseline_rotations(const kl_env *env, int nrot, size_t bytes_per_copy) {
     const int want = kl_rotations(env, bytes_per_copy);
     return want < nrot ? want : nrot;
 }
+
+void kl_replicate(void *base, size_t bytes, size_t stride, int copies, cudaStream_t s) {
+    for (int r = 1; r < copies; ++r)
+        CUDA_CHECK(cudaMemcpyAsync((unsigned char *)base + (size_t)r * stride, base, bytes, cudaMemcpyDeviceToDevice, s));
+}

@@ -54,6 +54,9 @@ int kl_rotations(const kl_env *env, size_t bytes_per_copy);
 /* The same rule for a baseline's own (larger) copies, at most the step's
  * nrot of them, and 1 when the step has 1 (nothing timed, or no need). */
 int kl_baseline_rotations(const kl_env *env, int nrot, size_t bytes_per_copy);
+/* Fill the rotation's copies 1 .. copies - 1 (`stride` bytes apart from base)
+ * with byte copies of copy 0's first `bytes`, queued on s. */
+void kl_replicate(void *base, size_t bytes, size_t stride, int copies, cudaStream_t s);
 
 #ifdef __cplusplus
 }

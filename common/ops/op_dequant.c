@@ -71,8 +71,7 @@ static void *dq_setup(const kl_problem *p, int nrot, const kl_env *env) {
     s->h_out = kl_hmalloc(4 * nk);
     s->h_y = kl_hmalloc(2 * nk);
     /* The other rotating copies: byte copies of the first one's blocks. */
-    for (int r = 1; r < nrot; ++r)
-        CUDA_CHECK(cudaMemcpyAsync(s->rot + (size_t)r * s->stride, s->rot, wb, cudaMemcpyDeviceToDevice, str));
+    kl_replicate(s->rot, wb, s->stride, nrot, str);
     CUDA_CHECK(cudaStreamSynchronize(str));
     return s;
 }

@@ -19,14 +19,11 @@
  * rotates through copies, as Part II's weights do (kl_rotations), for the step
  * and cuBLAS alike, and the GB/s column is a DRAM rate beside the read floor.
  */
-#include "op.h"
+#include "lt.h"
 
-#include <cublasLt.h>
 #include <math.h>
 #include <string.h>
 
-#define KL_LT_ALGOS 4                 /* cublasLt candidates timed per problem */
-#define KL_LT_WORKSPACE (32u << 20)   /* cuBLAS's own default on Hopper */
 #define KL_DECODE_M 64                /* M up to this: a decode batch, timed with L2 cold */
 
 
@@ -78,30 +75,14 @@ static void gemm_ex(gemm_state *s, const kl_bf16 *B, void *C, cudaDataType_t cty
                               C, ctype, p->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
-/* The same product through cublasLt: C^T (n x m) = op(B) (n x k, B^T of the
- * k x n column-major view) x A (k x m). */
+/* The same product through cublasLt (lt.h: the TN view). */
 static void lt_setup(gemm_state *s) {
-    const kl_problem *p = &s->p;
     CUBLAS_CHECK(cublasLtCreate(&s->lt));
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&s->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->lb, CUDA_R_16BF, p->k, p->n, p->k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->la, CUDA_R_16BF, p->k, p->m, p->k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->lc, CUDA_R_16BF, p->n, p->m, p->n));
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const size_t ws = KL_LT_WORKSPACE;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    cublasLtMatmulHeuristicResult_t res[KL_LT_ALGOS];
-    int n = 0;
-    if (cublasLtMatmulAlgoGetHeuristic(s->lt, s->op, s->lb, s->la, s->lc, s->lc, pref, KL_LT_ALGOS, res, &n)
-        != CUBLAS_STATUS_SUCCESS)
-        n = 0;   /* no cublasLt algorithm for this shape: cublasGemmEx alone */
-    for (int i = 0; i < n; ++i) s->algo[s->nalgo++] = res[i].algo;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-    s->workspace = kl_dmalloc(ws);
+    s->op = kl_lt_tn_desc();
+    kl_lt_tn_layouts(&s->p, CUDA_R_16BF, CUDA_R_16BF, &s->lb, &s->la, &s->lc);
+    /* none proposed: cublasGemmEx alone */
+    s->nalgo = kl_lt_algos(s->lt, s->op, s->lb, s->la, s->lc, s->algo, NULL);
+    s->workspace = kl_dmalloc(KL_LT_WORKSPACE);
 }
 
 /* Copy `rot` of B (the weights). */
@@ -187,8 +168,7 @@ static void *gb_setup(const kl_problem *p, int nrot, const kl_env *env) {
     const uint64_t seed = env->seed * 1000003u + (uint64_t)p->m * 31 + (uint64_t)p->n * 17 + (uint64_t)p->k;
     kl_fill_uniform_bf16(s->A, mk, -1.0f, 1.0f, seed + 1, env->stream);
     kl_fill_uniform_bf16(s->B, nk, -1.0f, 1.0f, seed + 2, env->stream);
-    for (int r = 1; r < s->nrot; ++r)   /* the other copies: byte copies of the first */
-        CUDA_CHECK(cudaMemcpyAsync(s->B + (size_t)r * nk, s->B, 2 * nk, cudaMemcpyDeviceToDevice, env->stream));
+    kl_replicate(s->B, 2 * nk, 2 * nk, s->nrot, env->stream);   /* the other copies: byte copies of the first */
     CUDA_CHECK(cudaStreamSynchronize(env->stream));
     lt_setup(s);
     if (!env->check_only) pick_baseline(s);   /* --check-only times nothing */

@@ -38,16 +38,13 @@
  *     beside the block-scaled one's, with the block-scaled rel_err.
  * L2 warm, as Part III.
  */
-#include "op.h"
+#include "lt.h"
 #include "fp8_ops.h"
 #include "quant.h"
 
-#include <cublasLt.h>
 #include <math.h>
 #include <string.h>
 
-#define KL_LT_ALGOS 4                 /* cublasLt candidates timed per mode and problem */
-#define KL_LT_WORKSPACE (32u << 20)   /* cuBLAS's own default on Hopper */
 #define KL_QUANT_SAMPLE 4096          /* elements of each input checked against the host encoder */
 /* Floats from one scale to the next in s->scales: cublasLtMatmul refuses a scale
  * pointer that is not 16-byte aligned ("not supported"; its heuristic does not look).
@@ -147,31 +144,18 @@ static size_t f8b_device_bytes(const kl_problem *p, int nrot) {
 }
 
 /* ---- cuBLASLt ----------------------------------------------------------------
- * Row-major C[m][n] = A B^T is column-major C^T (n x m) = B^T-view x A: Lt's A
- * is our B (k x n column-major, transposed), Lt's B our A (k x m), so Lt's
- * A scale is our sb and its B scale our sa.  FP8 wants exactly this "TN" form.
- * The block scales keep their names across: Lt's A (our B) reads BLK128x128,
- * its B (our A) VEC128, in the layouts kl.h gives (a probe on the H100 with
- * cuBLAS 13.1 settled them: docs/notes/v28_fp8.md). */
+ * The TN view of lt.h: Lt's A is our B and Lt's B our A, so Lt's A scale is
+ * our sb and its B scale our sa.  The block scales keep their names across:
+ * Lt's A (our B) reads BLK128x128, its B (our A) VEC128, in the layouts kl.h
+ * gives (a probe on the H100 with cuBLAS 13.1 settled them: docs/notes/v28_fp8.md). */
 static void lt_setup(fp8_state *s) {
-    const kl_problem *p = &s->p;
     CUBLAS_CHECK(cublasLtCreate(&s->lt));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->lb, CUDA_R_8F_E4M3, p->k, p->n, p->k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->la, CUDA_R_8F_E4M3, p->k, p->m, p->k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->lc, CUDA_R_16BF, p->n, p->m, p->n));
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const size_t ws = KL_LT_WORKSPACE;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    kl_lt_tn_layouts(&s->p, CUDA_R_8F_E4M3, CUDA_R_16BF, &s->lb, &s->la, &s->lc);
     for (int md = 0; md < MODES; ++md) {
         const lt_mode *mode = &s->kind->mode[md];
         const float *lt_a_scale = mode->ones ? s->scales + ONE : s->sb;
         const float *lt_b_scale = mode->ones ? s->scales + ONE : s->sa;
-        CUBLAS_CHECK(cublasLtMatmulDescCreate(&s->desc[md], CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        cublasLtMatmulDesc_t d = s->desc[md];
-        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-        CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+        cublasLtMatmulDesc_t d = s->desc[md] = kl_lt_tn_desc();
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &lt_a_scale, sizeof lt_a_scale));
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &lt_b_scale, sizeof lt_b_scale));
         /* Scale modes only where they are not the default (SCALAR_32F), so the
@@ -183,18 +167,9 @@ static void lt_setup(fp8_state *s) {
             CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode->a_scale,
                                                         sizeof mode->a_scale));
         CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &mode->fast, sizeof mode->fast));
-        cublasLtMatmulHeuristicResult_t res[KL_LT_ALGOS];
-        int n = 0;
-        const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(s->lt, d, s->lb, s->la, s->lc, s->lc, pref,
-                                                                 KL_LT_ALGOS, res, &n);
-        if (st != CUBLAS_STATUS_SUCCESS) {
-            n = 0;
-            s->lt_error = cublasGetStatusString(st);
-        }
-        for (int i = 0; i < n; ++i) s->algo[md][s->nalgo[md]++] = res[i].algo;
+        s->nalgo[md] = kl_lt_algos(s->lt, d, s->lb, s->la, s->lc, s->algo[md], &s->lt_error);
     }
-    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-    s->workspace = kl_dmalloc(ws);
+    s->workspace = kl_dmalloc(KL_LT_WORKSPACE);
 }
 
 static cublasStatus_t try_baseline(fp8_state *s, int md, int algo, cudaStream_t str) {
@@ -240,19 +215,16 @@ static void pick_baseline(fp8_state *s) {
     }
 }
 
-/* ||C - ref|| / ||ref|| of a bf16 result on the device. */
+/* ||C - ref|| / ||ref|| of a bf16 result on the device (kl_compare's rel_err;
+ * its tolerance plays no part in it). */
 static double rel_err_of(fp8_state *s, const kl_bf16 *c) {
     const size_t mn = (size_t)s->p.m * s->p.n;
     kl_bf16_to_f32(c, s->Cout, mn, s->env->stream);
     CUDA_CHECK(cudaStreamSynchronize(s->env->stream));
     kl_copy_to_host(s->h_out, s->Cout, 4 * mn);
-    double num = 0, den = 0;
-    for (size_t i = 0; i < mn; ++i) {
-        const double d = (double)s->h_out[i] - s->h_ref[i];
-        num += d * d;
-        den += (double)s->h_ref[i] * s->h_ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    kl_compare_result r;
+    kl_compare(s->h_out, s->h_ref, mn, kl_tol_gemm_fp8(s->p.k), &r);
+    return r.rel_err;
 }
 
 static int f8_has_ref(void *st) { return ((fp8_state *)st)->nalgo[MODE_MAIN] > 0; }

@@ -250,13 +250,10 @@ static void *setup_of(enum gemv_fmt f, const kl_problem *p, int nrot, const kl_e
         const size_t cstride = kl_align256(2 * nk);
         s->wref16 = kl_dmalloc((size_t)s->nrot_ref * cstride);
         kl_f32_to_f16(s->w32, s->wref16, nk, str);
-        for (int r = 1; r < s->nrot_ref; ++r)
-            CUDA_CHECK(cudaMemcpyAsync((unsigned char *)s->wref16 + r * cstride, s->wref16, 2 * nk,
-                                       cudaMemcpyDeviceToDevice, str));
+        kl_replicate(s->wref16, 2 * nk, cstride, s->nrot_ref, str);
     }
     /* The other rotating copies are byte copies of the first. */
-    for (int r = 1; r < nrot; ++r)
-        CUDA_CHECK(cudaMemcpyAsync(c0 + (size_t)r * s->copy_stride, c0, s->copy_stride, cudaMemcpyDeviceToDevice, str));
+    kl_replicate(c0, s->copy_stride, s->copy_stride, nrot, str);
     CUDA_CHECK(cudaStreamSynchronize(str));
     if (!env->check_only) pick_baseline(s);   /* --check-only times nothing */
     return s;

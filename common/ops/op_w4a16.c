@@ -87,8 +87,7 @@ static void cache_build(w4_cache *c, const kl_problem *p, int nrot, const kl_env
     CUDA_CHECK(cudaMemcpyAsync(c->w, h_q, rb * n, cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemcpyAsync(c->w + w4_q_bytes(p), h_s, (size_t)ng * n * 2, cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemcpyAsync(c->w + w4_q_bytes(p) + w4_sz_bytes(p), h_z, (size_t)ng * n * 2, cudaMemcpyHostToDevice, s));
-    for (int r = 1; r < nrot; ++r)
-        CUDA_CHECK(cudaMemcpyAsync(c->w + cb * r, c->w, cb, cudaMemcpyDeviceToDevice, s));
+    kl_replicate(c->w, cb, cb, nrot, s);
 
     /* The dequantized weights: fp32 for the reference, fp16 for cuBLAS's baseline. */
     CUDA_CHECK(cudaMemcpyAsync(d_w32, h_w, nk * 4, cudaMemcpyHostToDevice, s));

@@ -41,7 +41,7 @@
 #define BN 256   // = the wgmma's n: one instruction spans the block's columns
 #define BK 64
 #define STAGES 4   // k tiles in the ring
-#define WG_PENDING 1   // wgmma batches left running across the next k tile (0 or 1)
+#define WG_PENDING 1   // wgmma batches left running across the next k tile (0 lost in v20 and v21)
 #define GROUP_M 16   // M-tiles that walk across N together (1: row-major, v22's order)
 #define CS_COLS 128   // columns of C a consumer stages per TMA store round
 #ifndef CLUSTER_M

@@ -36,12 +36,11 @@
 #define BN 256   // = the wgmma's n: one instruction spans the block's columns
 #define BK 128   // e4m3: one byte per element, one 128-byte row
 #define STAGES 4   // k tiles in the ring
-#define WG_PENDING 1   // wgmma batches left running across the next k tile (0 or 1)
+#define WG_PENDING 1   // wgmma batches left running across the next k tile (0 lost in v20 and v21)
 #define GROUP_M 16   // M-tiles that walk across N together (1: row-major, v22's order)
 #define CS_COLS 128   // columns of C a consumer stages per TMA store round
-#ifndef CLUSTER_M
-#define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (1: v23's copies)
-#endif
+#define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (a cluster of
+                      // one lost: 2-6% slower at 8192^3, docs/v28_fp8.md)
 #define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
@@ -203,9 +202,7 @@ __device__ __forceinline__ void fill(Stage &s, uint64_t *full, const CUtensorMap
     constexpr int BR = BN / CLUSTER_M;   // rows of each slice
     mbar_arrive_expect_tx(full, sizeof(Stage));   // 48 KB, the peers' slices and zero-filled edges included
     tma_load(s.As, mapA, kt * BK, row0, full);
-    if constexpr (CLUSTER_M == 1) tma_load(s.Bs, mapB, kt * BK, col0, full);
-    else   // to ranks 0 .. CLUSTER_M - 1
-        tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));
+    tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));   // to every rank
 }
 
 // Cluster tile number t (CLUSTER_M tiles along M) -> the origin in C of block cm's tile.
