@@ -109,10 +109,12 @@ typedef void (*kl_gemm_bf16_fn)(int m, int n, int k, const kl_bf16 *a, const kl_
  * BLK128x128 modes read): A scaled per 1 x 128 (a row, 128 of k), B per
  * 128 x 128; C[i][j] = sum over k blocks kb of sa(i, kb) sb(j / 128, kb)
  * (sum over k in kb of a[i][k] b[j][k]), with
- *   sa(i, kb) = sa[kb * m + i]                      (m fastest)
+ *   sa(i, kb) = sa[kb * KL_FP8_SA_LD(m) + i]         (m fastest, columns padded)
  *   sb(jb, kb) = sb[jb * KL_FP8_SB_LD(k) + kb]       (k blocks fastest, rows padded)
- * k is a multiple of 128. */
+ * k is a multiple of 128.  Both pads round up to 4 floats, 16 bytes: the row
+ * stride a TMA copy needs, and cuBLASLt's sb; the pads hold zeros. */
 #define KL_FP8_BLOCK 128
+#define KL_FP8_SA_LD(m) (((m) + 3) / 4 * 4)
 #define KL_FP8_SB_LD(k) ((((k) + KL_FP8_BLOCK - 1) / KL_FP8_BLOCK + 3) / 4 * 4)
 typedef struct kl_gemm_fp8_args {
     int m, n, k;

@@ -169,10 +169,12 @@ static void test_fp8_layouts(void) {
            KL_FP8_SB_LD(16384) == 128, "fp8 block: sb's row of k / 128 scales padded to 4 (k 128, 512, 640, 1536, 16384: "
            "4, 4, 8, 12, 128)", "got %d %d %d %d %d", KL_FP8_SB_LD(128), KL_FP8_SB_LD(512), KL_FP8_SB_LD(640),
            KL_FP8_SB_LD(1536), KL_FP8_SB_LD(16384));
-    /* A, m = 5, k = 640: sa[kb * 5 + i], 25 floats, each (i, kb) its own */
-    report(kl_fp8_sa_index(5, 0, 0) == 0 && kl_fp8_sa_index(5, 4, 0) == 4 && kl_fp8_sa_index(5, 0, 1) == 5 &&
-           kl_fp8_sa_index(5, 3, 4) == 23 && kl_fp8_sa_count(5, 640) == 25,
-           "fp8 block: sa(i, kb) = sa[kb * m + i], m fastest, unpadded (m = 5: (4, 0) -> 4, (0, 1) -> 5, (3, 4) -> 23 of 25)",
+    /* A, m = 5, k = 640: sa[kb * 8 + i] (columns of 5 padded to 8), 40 floats, each (i, kb) its own */
+    report(kl_fp8_sa_index(5, 0, 0) == 0 && kl_fp8_sa_index(5, 4, 0) == 4 && kl_fp8_sa_index(5, 0, 1) == 8 &&
+           kl_fp8_sa_index(5, 3, 4) == 35 && kl_fp8_sa_count(5, 640) == 40 && kl_fp8_sa_count(256, 640) == 1280 &&
+           kl_fp8_sa_index(256, 0, 1) == 256,
+           "fp8 block: sa(i, kb) = sa[kb * 8 + i] at m = 5 (columns padded to 8; m = 256 unpadded): (4, 0) -> 4, "
+           "(0, 1) -> 8, (3, 4) -> 35 of 40",
            "(0, 1) -> %zu, (3, 4) -> %zu, count %zu", kl_fp8_sa_index(5, 0, 1), kl_fp8_sa_index(5, 3, 4),
            kl_fp8_sa_count(5, 640));
     /* B, n = 300 (3 row blocks, the last of 44 rows), k = 640: sb[jb * 8 + kb], 24 floats */
@@ -190,7 +192,7 @@ static void test_fp8_layouts(void) {
             for (int i = 0; i < m; ++i)
                 for (int kb = 0; kb < kbs; ++kb) {
                     const size_t x = kl_fp8_sa_index(m, i, kb);
-                    if (x >= kl_fp8_sa_count(m, k) || seen[x]++) bad = 1;
+                    if (x >= kl_fp8_sa_count(m, k) || seen[x]++ || x / KL_FP8_SA_LD(m) != (size_t)kb) bad = 1;
                 }
             memset(seen, 0, sizeof seen);
             for (int jb = 0; jb < nbs * 3; ++jb)   /* n = 128 * 3 nbs */

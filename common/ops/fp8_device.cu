@@ -127,6 +127,7 @@ void kl_fp8_dequantize_tensor(const uint8_t *q, size_t n, const float *scale, fl
 }
 
 void kl_fp8_quantize_1x128(const float *x, int m, int k, uint8_t *q, float *sa, cudaStream_t s) {
+    CUDA_CHECK(cudaMemsetAsync(sa, 0, kl_fp8_sa_count(m, k) * sizeof(float), s));   // each column's padding
     quantize_blocks<false>(x, m, k, q, sa, s);
 }
 

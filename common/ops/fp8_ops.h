@@ -41,12 +41,13 @@ void kl_fp8_dequantize_tensor(const uint8_t *q, size_t n, const float *scale, fl
  * A [m][k] has a scale per row i and k block kb (1 x 128), B [n][k] one per
  * row block jb = j / 128 and k block (128 x 128); k is a multiple of 128.
  * Where each lives, as cuBLASLt's VEC128_32F and BLK128x128_32F read them: */
-KL_FP8_FN size_t kl_fp8_sa_index(int m, int i, int kb) { return (size_t)kb * m + i; }   /* m fastest */
+KL_FP8_FN size_t kl_fp8_sa_index(int m, int i, int kb) { return (size_t)kb * KL_FP8_SA_LD(m) + i; }   /* m fastest, */
+                                                                                                 /* columns padded to 4 */
 KL_FP8_FN size_t kl_fp8_sb_index(int k, int jb, int kb) {                               /* k blocks fastest, */
     return (size_t)jb * KL_FP8_SB_LD(k) + kb;                                           /* rows padded to 4 */
 }
-/* Floats each array holds: k / 128 columns of m, and ceil(n / 128) padded rows. */
-KL_FP8_FN size_t kl_fp8_sa_count(int m, int k) { return (size_t)(k / KL_FP8_BLOCK) * m; }
+/* Floats each array holds: k / 128 padded columns of m, and ceil(n / 128) padded rows. */
+KL_FP8_FN size_t kl_fp8_sa_count(int m, int k) { return (size_t)(k / KL_FP8_BLOCK) * KL_FP8_SA_LD(m); }
 KL_FP8_FN size_t kl_fp8_sb_count(int n, int k) {
     return (size_t)((n + KL_FP8_BLOCK - 1) / KL_FP8_BLOCK) * KL_FP8_SB_LD(k);
 }
@@ -54,8 +55,8 @@ KL_FP8_FN size_t kl_fp8_sb_count(int n, int k) {
 /* Each 1 x 128 slice of A, or 128 x 128 block of B, quantized as a tensor of
  * its own: its amax, its scale amax / 448 (1 when all zeros) at the index
  * above, its codes e4m3(x / scale).  B's last row block, when n % 128 != 0,
- * takes its amax over the rows that exist; the padding of each row of sb is
- * written 0 (cuBLASLt never applies it). */
+ * takes its amax over the rows that exist; the padding of each row of sb and
+ * of each column of sa is written 0 (no kernel applies it). */
 void kl_fp8_quantize_1x128(const float *x, int m, int k, uint8_t *q, float *sa, cudaStream_t s);
 void kl_fp8_quantize_128x128(const float *x, int n, int k, uint8_t *q, float *sb, cudaStream_t s);
 /* x = e4m3 q times its block's scale, in fp32 (exact, as above): the inputs

@@ -248,8 +248,9 @@ static const char *f8_baseline_note(void *st) {
     return s->note;
 }
 
-/* The layouts were settled at M = 256 only; were cuBLASLt to read sa with its
- * M padded (M % 4 != 0), its result would be wrong, not refused: the note says so
+/* The layouts were settled with cuBLASLt at M = 256 (M % 4 != 0 it refuses: no
+ * algorithm at M = 257 or 1001 on the H100).  Were it ever to read the scales
+ * laid out otherwise, its result would be wrong, not refused: the note says so
  * when its error is far above the bf16 output's own (~2e-3). */
 #define LT_SUSPECT_REL_ERR 1e-2
 
