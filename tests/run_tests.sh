@@ -234,7 +234,7 @@ else
                 done
                 check "step$s rejects K=100 with exit 2" expect_exit 2 "multiple of 8" ./step$s --check-only -m 64 -n 64 -k 100
                 # N % 8 != 0, then N % 8 == 0 with more tiles (170) than SMs: both epilogues, blocks that take several tiles
-                san="-m 67 -n 45 -k 40;-m 1153 -n 4104 -k 8"; huge="-m 100000 -n 100000 -k 8"
+                san="-m 67 -n 45 -k 40;-m 1153 -n 4104 -k 8"; huge="-m 200000 -n 200000 -k 8"
                 if [ "$part" = 4 ]; then
                     # Part IV splits K where tiles are few: one tile of 64 k tiles (split 4, N % 8 != 0), and
                     # 330 units of 128 x 128 on 132 SMs; synccheck too (named barriers, the fix-up's counters)
@@ -281,7 +281,7 @@ else
                         check "step$s --check-only $shp" ./step$s --check-only $shp
                     done
                     check "step$s rejects K=1000 with exit 2" expect_exit 2 "multiple of 128" ./step$s --check-only -m 64 -n 64 -k 1000
-                    san="-m 67 -n 45 -k 384;-m 1153 -n 4104 -k 128"; huge="-m 100000 -n 100000 -k 128"
+                    san="-m 67 -n 45 -k 384;-m 1153 -n 4104 -k 128"; huge="-m 200000 -n 200000 -k 128"
                     san_tools="memcheck racecheck synccheck"
                 else
                     check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 128)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 128
@@ -296,7 +296,7 @@ else
                         "./step$s -m 1000 -n 1023 -k 1040 --iters 3 --warmup 1 --budget 5 | grep -q 'cuBLAS column empty: cublasLtMatmul has no FP8 algorithm'"
                     check "step$s at 256 x 256 x 4096: the note gives cuBLASLt's two accumulation modes and their rel_err" bash -c \
                         "./step$s -m 256 -n 256 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -qE 'fast accumulation .*rel_err [0-9.e+-]+; promoted accumulation [0-9.]+ us, rel_err'"
-                    san="-m 67 -n 45 -k 272;-m 1153 -n 4104 -k 16"; huge="-m 100000 -n 100000 -k 16"
+                    san="-m 67 -n 45 -k 272;-m 1153 -n 4104 -k 16"; huge="-m 200000 -n 200000 -k 16"
                     san_tools="memcheck racecheck synccheck"
                 fi ;;
             "")
