@@ -28,20 +28,21 @@
 #include <cuda_fp8.h>
 
 #define BM 128   // 64 rows of C per consumer warpgroup
-#define BN 128   // = the wgmma's n: one instruction spans the block's columns
+#define BN 192   // = the wgmma's n: one instruction spans the block's columns
 #define BK 128   // e4m3: one byte per element, one 128-byte row
-#define STAGES 6   // k tiles in the ring
-#define GROUP_M 16   // M-tiles that walk across N together (1: row-major, v22's order)
-#define CS_COLS 128   // columns of C a consumer stages per TMA store round
+#define STAGES 5   // k tiles in the ring
+#define GROUP_M 8    // M-tiles that walk across N together (1: row-major, v22's order)
+#define CS_COLS 64   // columns of C a consumer stages per TMA store round
 #ifndef CLUSTER_M
 #define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (1: v23's copies)
 #endif
 #define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
-#define CONSUMER_REGS 232   // 128 accumulators + descriptors, indices, the epilogue's addresses
-static_assert(BM % 64 == 0 && BN == 128, "warpgroups of m64n128 tile the block");
-static_assert(BN == KL_FP8_BLOCK, "a tile's columns are one block of B's scales: one sb per k tile");
+#define CONSUMER_REGS 232   // 96 + 96 accumulators + descriptors, indices, scales, the epilogue's addresses
+static_assert(BM == 128, "two consumer warpgroups of m64nBN tile the block");
+static_assert(BN % 64 == 0 && BN <= 192, "tiles start on multiples of 64 columns (64-column C boxes), so a tile of at most "
+              "192 spans at most two of B's 128-wide scale blocks: two sb per k tile");
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
 static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
@@ -55,8 +56,8 @@ static_assert(CLUSTER_M <= 8, "8 blocks: the largest portable cluster");
 static_assert(BN % (8 * CLUSTER_M) == 0, "each block's slice of B's box is whole 8-row groups (1024 bytes: the swizzle's period)");
 static_assert(GROUP_M % CLUSTER_M == 0, "a group holds whole cluster tiles");
 static_assert(CS_COLS % 64 == 0 && BN % CS_COLS == 0, "whole 64-column boxes (128 bytes: the C map's swizzle row)");
-static_assert(STAGES * (BM + BN) * BK + CONSUMERS * 64 * CS_COLS * 2 + 2048 <= 227 * 1024,
-              "the ring, the C staging, the alignment and the barriers fit the 227 KB a block may have");
+static_assert(STAGES * (BM + BN) * BK + CONSUMERS * 64 * CS_COLS * 2 + STAGES * (BM + 32) * 4 + 2048 <= 227 * 1024,
+              "the ring, the C staging, the scales, the alignment and the barriers fit the 227 KB a block may have");
 
 // SWIZZLE_128B: the TMA box's inner dimension is one 128-byte row, and
 // wgmma reads it as SWIZZLE_128B only if each 8-row group starts on 1024 bytes.
@@ -156,44 +157,59 @@ __device__ __forceinline__ void fence_acc(float (&d)[BN / 2]) {
     for (int i = 0; i < BN / 2; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// d (64 x 128 fp32, 64 per thread) += A (64 x 32, K-major) * B (128 x 32, K-major)^T in
+// d (64 x 192 fp32, 96 per thread) += A (64 x 32, K-major) * B (192 x 32, K-major)^T in
 // e4m3, for the whole warpgroup; with accumulate = 0, d = A * B (each k tile's first
 // instruction: a new k block starts from zero).  The trailing 1, 1: A and B scaled by +1.
 #define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
               "+f"(d[i + 6]), "+f"(d[i + 7])
-__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
+__device__ __forceinline__ void wgmma_m64n192k32_e4m3(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    static_assert(BN == 192, "the instruction's n");
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1;\n}\n"
-                 : D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56)
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+                 "}, %96, %97, p, 1, 1;\n}\n"
+                 : D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80), D8(88)
                  : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 #undef D8
 
 struct Stage {
     uint8_t As[BM][BK];   // 128*128 e4m3 = 16 KB, swizzled by the TMA (16 x 1024 bytes: groups stay aligned)
-    uint8_t Bs[BN][BK];   // 128*128 = 16 KB, swizzled by the TMA
+    uint8_t Bs[BN][BK];   // 192*128 = 24 KB, swizzled by the TMA
 };
 // One consumer's C staging: CS_COLS / 64 boxes of 64 rows x 64 columns (8 KB each), each in
 // the 128-byte swizzle the C map names: 16-byte chunk c of row r sits at chunk c ^ (r % 8).
 typedef __nv_bfloat16 CBox[64][64];
 
+// The scales of one k tile, carried by the TMA beside its tiles: sa(row0 + i, kt) for the
+// BM rows (rows past M arrive as zeros), and sb of the (at most) two column blocks the tile
+// touches, col0 / 128 and the next: a box of 2 x 4 of sb's padded rows, the 4 around kt.
+struct __align__(128) Scales {
+    float a[BM];      // 512 bytes
+    float b[2][4];    // b[h][kt % 4]: block col0 / 128 + h
+};
+constexpr unsigned SCALE_BYTES = BM * 4 + 2 * 4 * 4;   // what the two scale boxes land
+
 // The producer of block cm fills its share of stage s with k tile kt of its tile at
 // (row0, col0): its own A box, and slice cm of the B box all blocks of the cluster share
-// (BN / CLUSTER_M rows), into all of them.  Every block's stage ends up whole: 48 KB on
-// every full barrier.
-__device__ __forceinline__ void fill(Stage &s, uint64_t *full, const CUtensorMap *mapA, const CUtensorMap *mapB,
+// (BN / CLUSTER_M rows), into all of them; then its own scales.  Every block's stage ends
+// up whole: 40 KB and 544 bytes of scales on every full barrier.
+__device__ __forceinline__ void fill(Stage &s, Scales &sc, uint64_t *full, const CUtensorMap *mapA,
+                                     const CUtensorMap *mapB, const CUtensorMap *mapSA, const CUtensorMap *mapSB,
                                      int kt, int row0, int col0, int cm) {
     constexpr int BR = BN / CLUSTER_M;   // rows of each slice
-    mbar_arrive_expect_tx(full, sizeof(Stage));   // 48 KB, the peers' slices and zero-filled edges included
+    mbar_arrive_expect_tx(full, sizeof(Stage) + SCALE_BYTES);   // the peers' slices and zero-filled edges included
     tma_load(s.As, mapA, kt * BK, row0, full);
     if constexpr (CLUSTER_M == 1) tma_load(s.Bs, mapB, kt * BK, col0, full);
     else   // to ranks 0 .. CLUSTER_M - 1
         tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));
+    tma_load(sc.a, mapSA, row0, kt, full);                            // sa's column kt, rows row0 ..
+    tma_load(sc.b, mapSB, kt / 4 * 4, col0 / KL_FP8_BLOCK, full);     // sb's rows col0 / 128 and the next
 }
 
 // Cluster tile number t (CLUSTER_M tiles along M) -> the origin in C of block cm's tile.
@@ -207,18 +223,37 @@ __device__ __forceinline__ void tile_origin(int t, int ctilesM, int tilesN, int 
     col0 = r / rows * BN;
 }
 
+// sum += acc times its scale, on the CUDA cores.  acc[4 j + 2 h + e] is row g + 8 h, column
+// 8 j + 2 t + e: column groups j < SPLIT lie in the tile's first block of B's scales (factors
+// f0 for row g, f1 for g + 8), the others in the next (g0, g1).  SPLIT is a constant: no
+// select per element.
+template <int SPLIT>
+__device__ __forceinline__ void promote(float (&sum)[BN / 2], const float (&acc)[BN / 2], float f0, float f1, float g0,
+                                        float g1) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+        const float x0 = j < SPLIT ? f0 : g0, x1 = j < SPLIT ? f1 : g1;
+        sum[4 * j + 0] += x0 * acc[4 * j + 0];
+        sum[4 * j + 1] += x0 * acc[4 * j + 1];
+        sum[4 * j + 2] += x1 * acc[4 * j + 2];
+        sum[4 * j + 3] += x1 * acc[4 * j + 3];
+    }
+}
+
 template <bool TMA_STORE>   // false: v22's register epilogue, for N % 8 != 0 (no tensor map for C)
 __global__ void __cluster_dims__(CLUSTER_M, 1, 1)   // blocks 2c and 2c + 1 (CLUSTER_M 2): cluster c, one GPC
 __launch_bounds__(NUM_THREADS, 1)   // NUM_THREADS alone gives setmaxnreg its cap at entry; without the 1 the SASS differs
 gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
-               const __grid_constant__ CUtensorMap mapC, __nv_bfloat16 *C, const float *sa, const float *sb) {
+               const __grid_constant__ CUtensorMap mapC, const __grid_constant__ CUtensorMap mapSA,
+               const __grid_constant__ CUtensorMap mapSB, __nv_bfloat16 *C) {
     extern __shared__ __align__(1024) unsigned char smem[];
     // The descriptors and the TMA's swizzle need 1024-byte alignment, which the
     // declaration does not guarantee for dynamic shared memory: round up (the launcher adds 1 KB).
     const unsigned misalign = (unsigned)__cvta_generic_to_shared(smem) % 1024;
-    Stage *st = reinterpret_cast<Stage *>(smem + (1024 - misalign) % 1024);   // STAGES x 48 KB
-    CBox *cs = reinterpret_cast<CBox *>(st + STAGES);   // CONSUMERS x CS_COLS / 64 boxes: 2 x 16 KB
+    Stage *st = reinterpret_cast<Stage *>(smem + (1024 - misalign) % 1024);   // STAGES x 40 KB
+    CBox *cs = reinterpret_cast<CBox *>(st + STAGES);   // CONSUMERS x CS_COLS / 64 boxes: 2 x 8 KB
     __shared__ uint64_t full[STAGES], empty[STAGES];   // the two mbarriers of each stage
+    __shared__ Scales sc[STAGES];                        // each stage's scales, beside its tiles
 
     // The cluster's unit of work: CLUSTER_M neighbouring tiles along M, one per block.
     const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
@@ -251,7 +286,7 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
                     const int s = it % STAGES, f = it / STAGES;
                     // The consumers of every block released fill f - 1: our slices may overwrite theirs.
                     if (f > 0) mbar_wait(&empty[s], (f - 1) & 1);
-                    fill(st[s], &full[s], &mapA, &mapB, kt, row0, col0, cm);
+                    fill(st[s], sc[s], &full[s], &mapA, &mapB, &mapSA, &mapSB, kt, row0, col0, cm);
                 }
             }
             // Exit only after the last release of every stage: then no arrival from the peer's
@@ -268,40 +303,33 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
         for (int ct = cluster; ct < ctiles; ct += clusters) {
             int row0, col0;
             tile_origin(ct, ctilesM, tilesN, cm, row0, col0);
-            // This thread's two rows of the tile (g and g + 8 of its warp's 16), and the
-            // scales' addresses: sa(row, kb) = sa[kb * M + row], sb(col block, kb) = sb[cb * ld + kb].
-            const int r0 = row0 + 64 * cw + 16 * warp + g, r1 = r0 + 8;
-            const float *sb_row = sb + (size_t)(col0 / BN) * KL_FP8_SB_LD(K);
+            const int i0 = 64 * cw + 16 * warp + g;   // this thread's two rows of the tile: i0 and i0 + 8
             float acc[BN / 2];   // this k block's sums, from the tensor cores; not zeroed (v20, C7515)
             float sum[BN / 2];   // the promoted fp32 sums of the k blocks so far
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) sum[i] = 0.0f;
             for (int kt = 0; kt < tilesK; ++kt, ++it) {
                 const int s = it % STAGES;
-                // The scales of this k block, asked for now: they arrive while we wait.
-                const float a0 = r0 < M ? sa[(size_t)kt * M + r0] : 0.0f, a1 = r1 < M ? sa[(size_t)kt * M + r1] : 0.0f;
-                const float b = sb_row[kt];
                 mbar_wait(&full[s], (it / STAGES) & 1);
                 __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
                 const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
                 wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll
                 for (int kk = 0; kk < BK / 32; ++kk)   // the next 32 of k: 32 bytes on, encoded >> 4
-                    wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);   // kk 0: a new k block
+                    wgmma_m64n192k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);   // kk 0: a new k block
                 wgmma_commit();
+                // The scales of this k block, read while the batch runs: a load still in flight
+                // at the next batch's start would hold it back (the wgmma waits for it).
+                const float a0 = sc[s].a[i0], a1 = sc[s].a[i0 + 8];
+                const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4];
                 wgmma_wait<0>();   // this block's sums are complete ...
                 fence_acc(acc);    // ... and only then read
                 // No batch reads that stage any more: lane r tells block r of the cluster.
                 if (lane < CLUSTER_M) mbar_arrive_cluster(&empty[s], lane);
-                // Promotion: acc[4 j + 2 h + e] is row g + 8 h (scale a0 or a1), column 8 j + 2 t + e.
-                const float f0 = a0 * b, f1 = a1 * b;
-#pragma unroll
-                for (int j = 0; j < BN / 8; ++j) {
-                    sum[4 * j + 0] += f0 * acc[4 * j + 0];
-                    sum[4 * j + 1] += f0 * acc[4 * j + 1];
-                    sum[4 * j + 2] += f1 * acc[4 * j + 2];
-                    sum[4 * j + 3] += f1 * acc[4 * j + 3];
-                }
+                // Promotion: row g (scale a0) and g + 8 (a1); columns before the tile's first
+                // 128-column boundary take b0, the rest b1.
+                if (col0 % KL_FP8_BLOCK == 0) promote<KL_FP8_BLOCK / 8>(sum, acc, a0 * b0, a1 * b0, a0 * b1, a1 * b1);
+                else promote<KL_FP8_BLOCK / 16>(sum, acc, a0 * b0, a1 * b0, a0 * b1, a1 * b1);   // col0 % 128 == 64
             }
 
             // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16 w ..
@@ -353,12 +381,12 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
     }
 }
 
-// A row-major rows x cols matrix of `type` (bf16 or e4m3 as UINT8: the TMA moves bytes)
-// as a 2-D tensor map (dimension 0 = the contiguous columns), in boxes of box_rows x
-// box_cols with the 128-byte swizzle.  The row stride must be a multiple of 16 bytes:
-// cols % 8 == 0 in bf16, cols % 16 == 0 in e4m3.
-static CUtensorMap make_map(const void *base, CUtensorMapDataType type, int elem_bytes, int rows, int cols, int box_rows,
-                            int box_cols) {
+// A row-major rows x cols matrix of `type` (bf16, e4m3 as UINT8: the TMA moves bytes, or
+// fp32 scales), rows ld elements apart, as a 2-D tensor map (dimension 0 = the contiguous
+// columns), in boxes of box_rows x box_cols, swizzled or not.  The row stride must be a
+// multiple of 16 bytes: ld % 8 == 0 in bf16, % 16 in e4m3, % 4 in fp32.
+static CUtensorMap make_map(const void *base, CUtensorMapDataType type, int elem_bytes, int rows, int cols, int ld,
+                            int box_rows, int box_cols, CUtensorMapSwizzle swizzle) {
     static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     if (!encode) {   // the driver's entry point, through the runtime: no -lcuda
         void *fn = NULL;
@@ -372,11 +400,11 @@ static CUtensorMap make_map(const void *base, CUtensorMapDataType type, int elem
     }
     CUtensorMap map;
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)cols * elem_bytes};   // bytes from one row to the next
+    const cuuint64_t strides[1] = {(cuuint64_t)ld * elem_bytes};   // bytes from one row to the next
     const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};   // may exceed dims: clipped
     const cuuint32_t elem_strides[2] = {1, 1};
     const CUresult r = encode(&map, type, 2, (void *)base, dims, strides, box, elem_strides,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "step29: cuTensorMapEncodeTiled failed (%d) for %d x %d at %p\n", (int)r, rows, cols, base);
@@ -390,7 +418,7 @@ static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream)
     const int m = args->m, n = args->n, k = args->k;
     const uint8_t *a = args->a, *b = args->b;
     kl_bf16 *c = args->c;
-    // 6 x 32 KB + 2 x 16 KB + 1 KB: 225 KB
+    // 5 x 40 KB + 2 x 8 KB + 1 KB: 217 KB (and 3 KB of scales, static)
     const size_t smem = STAGES * sizeof(Stage) + CONSUMERS * (CS_COLS / 64) * sizeof(CBox) + 1024;
     static int clusters_max = 0;   // clusters resident at once (one block per SM, two SMs each)
     if (!clusters_max) {
@@ -415,23 +443,36 @@ static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream)
     }
     // The maps depend on the pointers and sizes only: built again when they change,
     // not on every launch of the timed loop.
-    static struct { const uint8_t *a, *b; kl_bf16 *c; int m, n, k; CUtensorMap mapA, mapB, mapC; } cache = {};
-    if (cache.a != a || cache.b != b || cache.c != c || cache.m != m || cache.n != n || cache.k != k) {
-        cache.mapA = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, m, k, BM, BK);
-        cache.mapB = make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, n, k, BN / CLUSTER_M, BK);   // one slice of the shared box
+    static struct {
+        const uint8_t *a, *b; const float *sa, *sb; kl_bf16 *c; int m, n, k;
+        CUtensorMap mapA, mapB, mapC, mapSA, mapSB;
+    } cache = {};
+    if (cache.a != a || cache.b != b || cache.sa != args->sa || cache.sb != args->sb || cache.c != c || cache.m != m ||
+        cache.n != n || cache.k != k) {
+        const CUtensorMapSwizzle sw = CU_TENSOR_MAP_SWIZZLE_128B, none = CU_TENSOR_MAP_SWIZZLE_NONE;
+        cache.mapA = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, m, k, k, BM, BK, sw);
+        cache.mapB = make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, n, k, k, BN / CLUSTER_M, BK, sw);   // one slice of the shared box
+        // sa: k / 128 rows of m scales (rows padded to 4: KL_FP8_SA_LD), a box of one row's BM;
+        // sb: ceil(n / 128) rows of the k blocks' scales (padded: KL_FP8_SB_LD), boxes of 2 x 4.
+        cache.mapSA = make_map(args->sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, k / KL_FP8_BLOCK, m, KL_FP8_SA_LD(m), 1, BM,
+                               none);
+        cache.mapSB = make_map(args->sb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (n + KL_FP8_BLOCK - 1) / KL_FP8_BLOCK,
+                               KL_FP8_SB_LD(k), KL_FP8_SB_LD(k), 2, 4, none);
         cache.mapC = {};
-        if (n % 8 == 0) cache.mapC = make_map(c, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, m, n, 64, 64);   // 16-byte rows, or no map
-        cache.a = a, cache.b = b, cache.c = c, cache.m = m, cache.n = n, cache.k = k;
+        if (n % 8 == 0)   // 16-byte rows, or no map
+            cache.mapC = make_map(c, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, m, n, n, 64, 64, sw);
+        cache.a = a, cache.b = b, cache.sa = args->sa, cache.sb = args->sb, cache.c = c;
+        cache.m = m, cache.n = n, cache.k = k;
     }
     const long long ctiles = (long long)((m + CLUSTER_M * BM - 1) / (CLUSTER_M * BM)) *
                              ((n + BN - 1) / BN);   // < 2^31 for any C that fits
     const unsigned grid = CLUSTER_M * (unsigned)(ctiles < clusters_max ? ctiles : clusters_max);   // whole clusters
     if (n % 8 == 0)
         gemm_fp8_block<true><<<grid, NUM_THREADS, smem, stream>>>(m, n, k, cache.mapA, cache.mapB, cache.mapC,
-                                                             (__nv_bfloat16 *)c, args->sa, args->sb);
+                                                                  cache.mapSA, cache.mapSB, (__nv_bfloat16 *)c);
     else
         gemm_fp8_block<false><<<grid, NUM_THREADS, smem, stream>>>(m, n, k, cache.mapA, cache.mapB, cache.mapC,
-                                                              (__nv_bfloat16 *)c, args->sa, args->sb);
+                                                                   cache.mapSA, cache.mapSB, (__nv_bfloat16 *)c);
     KL_CHECK_LAUNCH();
 }
 
