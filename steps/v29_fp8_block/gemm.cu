@@ -11,13 +11,15 @@
  * fewer bits than fp32) never runs past 128 of k.
  *
  * Two sets of accumulators do not fit with m64n256 (128 + 128 fp32 registers per thread,
- * over the 232 a consumer may have): the tile is 128 x 128, two consumer warpgroups of
- * m64n128k32.  Per k tile a block loads 32 KB (A 16 + B 16) for 512 tensor-pipe clocks: 64
- * bytes per clock where v28 had 48.  Each consumer waits for its own batch before it
- * promotes (wgmma.wait_group 0): while one warpgroup promotes, the other's batch keeps the
- * tensor pipe busy.  The scales are read from global memory (L2) at the top of each k tile,
- * so that their latency hides behind the wait for the stage and the batch.  Six stages of 32
- * KB, v24's cluster of two along M (B's box multicast), v23's epilogue.
+ * over the 232 a consumer may have): the tile is 128 x 192, two consumer warpgroups of
+ * m64n192k32, 96 + 96 registers.  Per k tile a block loads 40 KB (A 16 + B 24) for 768
+ * tensor-pipe clocks.  Each consumer waits for its own batch before it promotes
+ * (wgmma.wait_group 0); while one warpgroup promotes, the other's batch keeps the tensor
+ * pipe busy.  The scales come with the tiles: the TMA copies each k tile's 128 values of sa
+ * and a 2 x 4 box of sb into the stage, on the same barrier (consumers that loaded them
+ * from global memory themselves ran 1.3-1.5x slower: the page).  A
+ * 192-wide tile covers two of B's 128-wide scale blocks.  Five stages, v24's cluster of two
+ * along M (B's box multicast), v23's epilogue.
  * Build and run:   make step29 && ./step29          (an H100 or H200 only)
  */
 #include "kl.h"
@@ -33,9 +35,7 @@
 #define STAGES 5   // k tiles in the ring
 #define GROUP_M 8    // M-tiles that walk across N together (1: row-major, v22's order)
 #define CS_COLS 64   // columns of C a consumer stages per TMA store round
-#ifndef CLUSTER_M
 #define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (1: v23's copies)
-#endif
 #define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
@@ -318,8 +318,7 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
                 for (int kk = 0; kk < BK / 32; ++kk)   // the next 32 of k: 32 bytes on, encoded >> 4
                     wgmma_m64n192k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);   // kk 0: a new k block
                 wgmma_commit();
-                // The scales of this k block, read while the batch runs: a load still in flight
-                // at the next batch's start would hold it back (the wgmma waits for it).
+                // The scales of this k block, read from the stage while the batch runs.
                 const float a0 = sc[s].a[i0], a1 = sc[s].a[i0 + 8];
                 const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4];
                 wgmma_wait<0>();   // this block's sums are complete ...

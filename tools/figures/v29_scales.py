@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/img/v29_scales.svg: DeepSeek-V3's block scales as steps/v29_fp8_block reads them
 (kl.h): A (M x K) has one scale per row and 128 of k, stored k block by k block with the
-rows fastest, sa[kb * M + m]; B (N x K) one per 128 x 128 block, stored row of blocks by
+rows fastest and each k block's column padded to 4 floats, sa[kb * roundup(M, 4) + m]; B (N x K) one per 128 x 128 block, stored row of blocks by
 row of blocks with the k blocks fastest and each row padded to 4 floats,
 sb[nb * roundup(K / 128, 4) + kb].  Drawn for M = 4 rows (of many), N = 256, K = 640.
 
@@ -30,12 +30,12 @@ def main(out):
     f.text(x0, y0 + 4 * rh + 16, 'k ->   (each patch: 128 of k)', fs=10, fill='#555')
     # sa in memory
     sy = y0 + 4 * rh + 44
-    f.text(x0, sy - 8, 'sa in memory: sa[kb * M + m], the rows fastest (M = 4 here)', fs=11)
+    f.text(x0, sy - 8, 'sa in memory: sa[kb * ld + m], the rows fastest (ld = M rounded up to 4: 4 here)', fs=11)
     for kb in range(5):
         for m in range(4):
             i = kb * 4 + m
             f.rect(x0 + i * 22, sy, 22, 20, fill=KB[kb], stroke='#666', sw=0.6, label=f'{m}{kb}', fs=8)
-    f.text(x0, sy + 36, 'a k tile of 128 rows reads 128 neighbours: one 512-byte piece', fs=10, fill='#555')
+    f.text(x0, sy + 36, 'a k tile of 128 rows reads 128 neighbours: one 512-byte TMA box', fs=10, fill='#555')
     # B: two row blocks of 128 rows, 5 k blocks
     bx, by, bh = 600, 70, 60
     f.text(bx, by - 14, 'B (weights), N = 256: one scale per 128 x 128', fs=12, weight='bold')
@@ -57,7 +57,7 @@ def main(out):
     f.text(bx - 70, sby + 36, 'unpadded (a stride of 5), cuBLASLt read rel_err 0.96; padded, the bf16 floor',
            fs=10, fill='#555')
     # what one output needs
-    lines = ['C[m][n] = sum over kb of sa[kb * M + m] x sb[(n / 128) * 8 + kb] x (sum over k in kb of qa[m][k] qb[n][k])',
+    lines = ['C[m][n] = sum over kb of sa[kb * 4 + m] x sb[(n / 128) * 8 + kb] x (sum over k in kb of qa[m][k] qb[n][k])',
              'in v29: one k tile = one k block; the tensor cores form the inner sum from zero, the CUDA cores',
              'multiply it by its two scales and add it into fp32 registers ("promotion"), 128 of k at a time']
     for i, s in enumerate(lines):
