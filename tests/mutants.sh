@@ -19,7 +19,8 @@
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: Part IV's plans,
 # printed by --plan on the host, steps 25-27 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
-# the steps in MUTANT_GPU_STEPS (default "0 10 17").
+# the steps in MUTANT_GPU_STEPS (default "0 10 17"), or for a mutant of a step's own
+# file (steps/vN_*/), step N alone.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . tests/lib.sh   # copy_tree
@@ -56,7 +57,7 @@ c25 ||| unit ||| common/cli.c ||| if (*n == max) { ||| if (*n == max + 1) { ||| 
 c26 ||| unit ||| common/cli.c ||| if (!*optarg) { snprintf(err, errlen, "--csv: empty file name"); ||| if (0) { snprintf(err, errlen, "--csv: empty file name"); ||| --csv '' accepted
 c27 ||| unit ||| common/ops/quant.c ||| if (d < bd || (d == bd && c % 2 == 0)) bd = d, best = c; ||| if (d < bd) bd = d, best = c; ||| e4m3 encoder: ties to the lower code, not the even one
 c28 ||| unit ||| common/check.c ||| t.atol += (k > 0 ? (double)k : 1.0) * ldexp(1.0, -12); ||| t.atol += (k > 0 ? (double)k : 1.0) * ldexp(1.0, -6); ||| FP8 tolerance 64x looser (a missing k tile passes)
-c29 ||| unit ||| common/ops/fp8_ops.h ||| { return (size_t)kb * m + i; } ||| { return (size_t)kb * ((m + 3) / 4 * 4) + i; } ||| FP8 block scales: sa's columns of m padded to 4 (kl.h's layout has them unpadded)
+c29 ||| unit ||| common/ops/fp8_ops.h ||| { return (size_t)kb * KL_FP8_SA_LD(m) + i; } ||| { return (size_t)kb * m + i; } ||| FP8 block scales: sa's columns of m not padded to 4 (a TMA map's rows must be 16 bytes apart)
 c30 ||| unit ||| common/ops/fp8_ops.h ||| return (size_t)jb * KL_FP8_SB_LD(k) + kb; ||| return (size_t)jb * (k / KL_FP8_BLOCK) + kb; ||| FP8 block scales: sb's rows not padded to 4 (cuBLASLt then read rel_err 0.96 at K = 640)
 c31 ||| unit ||| common/ops/quant.c ||| amax = fmaxf(amax, fabsf(x[(size_t)r * ld + c])); ||| amax = fmaxf(amax, x[(size_t)r * ld + c]); ||| host block quantizer: amax of the signed values (a block whose extreme is negative saturates)
 c32 ||| unit ||| common/ops/quant.c ||| amax > 0.0f ? amax / 448.0f : 1.0f; ||| amax / 448.0f; ||| host block quantizer: an all-zero block gets scale 0 (its codes NaN)
@@ -106,9 +107,11 @@ g4 ||| gpu ||| common/ops/op_gemv.c |||     kl_poison(s->y, 2 * (size_t)n, str);
 g5 ||| gpu ||| common/ops/op_gemm_bf16.c |||     kl_poison(s->C, 2 * mn, str); ||| ; ||| bf16 GEMM: C not poisoned
 g8 ||| gpu ||| common/ops/op_gemm_fp8.c |||     kl_poison(s->C, 2 * mn, str); ||| ; ||| FP8 GEMM: C not poisoned
 g9 ||| gpu ||| steps/v28_fp8/gemm.cu ||| const float scale = *sa * *sb; ||| const float scale = *sa * *sa; ||| v28: A's scale applied twice, B's never (16x off with the op's inputs)
-g10 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float f0 = a0 * b, f1 = a1 * b; ||| const float f0 = a0 * b, f1 = a0 * b; ||| v29: row g's scale applied to row g + 8 too (rows differ by 2x or 4x in the op's inputs)
-g11 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0); ||| wgmma_m64n128k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0); ||| v29: a k block does not start from zero (each promotion adds every block so far again)
-g12 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b = sb_row[kt]; ||| const float b = sb_row[0]; ||| v29: B's scale of the first k block for every k block
+g10 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float a0 = sc[s].a[i0], a1 = sc[s].a[i0 + 8]; ||| const float a0 = sc[s].a[i0], a1 = sc[s].a[i0]; ||| v29: row g's scale applied to row g + 8 too (rows differ by 2x or 4x in the op's inputs)
+g11 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| wgmma_m64n192k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0); ||| wgmma_m64n192k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0); ||| v29: a k block does not start from zero (each promotion adds every block so far again)
+g12 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4]; ||| const float b0 = sc[s].b[0][0], b1 = sc[s].b[1][0]; ||| v29: B's scales of the first k block (of each 4) for every k block
+g13 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4]; ||| const float b0 = sc[s].b[0][kt % 4], b1 = b0; ||| v29: a tile's columns past a 128-column boundary take the first block's scale
+g14 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| tma_load(sc.a, mapSA, row0, kt, full); ||| tma_load(sc.a, mapSA, row0, 0, full); ||| v29: A's scales of the first k block for every k block
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
@@ -232,7 +235,10 @@ for id in "${ids[@]}"; do
     if [ $applied -eq 0 ]; then
         stale+=("$id"); printf '%-4s STALE     its text is no longer in %s: update the mutant\n' "$id" "${!f}"; continue
     fi
-    run_suite "$W/work" ${SUITE[$id]//,/ } >"$W/$id.out" 2>&1
+    # a GPU mutant of a step's own file runs that step (MUTANT_GPU_STEPS's may not include it)
+    f=EDIT_${id}_0_FILE; mut_steps=$gpu_steps
+    [[ ${SUITE[$id]} == gpu && ${!f} =~ ^steps/v([0-9]+)_ ]] && mut_steps=${BASH_REMATCH[1]}
+    gpu_steps=$mut_steps run_suite "$W/work" ${SUITE[$id]//,/ } >"$W/$id.out" 2>&1
     if grep -q '^NOSUITE' "$W/$id.out"; then notrun+=("$id"); printf '%-4s not run   %s\n' "$id" "$(grep -m1 '^NOSUITE' "$W/$id.out")"; continue; fi
     nf=$(sed -n 's/^FAILED //p' "$W/$id.out")
     if [ "${nf:-0}" -gt 0 ] || [ -z "$nf" ]; then
