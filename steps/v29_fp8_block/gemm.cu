@@ -35,7 +35,8 @@
 #define STAGES 5   // k tiles in the ring
 #define GROUP_M 8    // M-tiles that walk across N together (1: row-major, v22's order)
 #define CS_COLS 64   // columns of C a consumer stages per TMA store round
-#define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (1: v23's copies)
+#define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (a cluster of
+                      // one lost: 1-4% slower, docs/v29_fp8_block.md)
 #define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
@@ -205,9 +206,7 @@ __device__ __forceinline__ void fill(Stage &s, Scales &sc, uint64_t *full, const
     constexpr int BR = BN / CLUSTER_M;   // rows of each slice
     mbar_arrive_expect_tx(full, sizeof(Stage) + SCALE_BYTES);   // the peers' slices and zero-filled edges included
     tma_load(s.As, mapA, kt * BK, row0, full);
-    if constexpr (CLUSTER_M == 1) tma_load(s.Bs, mapB, kt * BK, col0, full);
-    else   // to ranks 0 .. CLUSTER_M - 1
-        tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));
+    tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));   // to every rank
     tma_load(sc.a, mapSA, row0, kt, full);                            // sa's column kt, rows row0 ..
     tma_load(sc.b, mapSB, kt / 4 * 4, col0 / KL_FP8_BLOCK, full);     // sb's rows col0 / 128 and the next
 }
