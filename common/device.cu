@@ -42,10 +42,7 @@ __global__ void kl_f32_to_f16_kernel(const float *in, __half *out, size_t n) {
         out[i] = __float2half_rn(in[i]);
 }
 
-static unsigned grid_for(size_t n) {
-    const size_t blocks = (n + 255) / 256;
-    return (unsigned)(blocks < 65536 ? (blocks ? blocks : 1) : 65536);
-}
+static unsigned grid_for(size_t n) { return kl_grid_for(n, 65536); }
 
 extern "C" {
 

@@ -27,6 +27,13 @@ typedef struct kl_env {
     int check_only;            /* --check-only: nothing is timed, so no op picks a baseline by time */
 } kl_env;
 
+/* Blocks of 256 threads for a grid-stride loop over n elements: one per 256
+ * elements, at least 1, at most cap. */
+static inline unsigned kl_grid_for(size_t n, unsigned cap) {
+    const size_t blocks = (n + 255) / 256;
+    return (unsigned)(blocks < cap ? (blocks ? blocks : 1) : cap);
+}
+
 /* ---- kernels (device.cu) ------------------------------------------------- */
 /* Deterministic uniform [lo, hi) from (seed, index): same data on any GPU. */
 void kl_fill_uniform_f32(float *d, size_t n, float lo, float hi, uint64_t seed, cudaStream_t s);

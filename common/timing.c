@@ -115,6 +115,25 @@ double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream
     return us;
 }
 
+typedef struct candidate { kl_candidate_fn launch; void *ctx; int c; } candidate;
+static void launch_candidate(void *ctx, int i) {
+    const candidate *cd = ctx;
+    cd->launch(cd->ctx, cd->c, i);
+}
+
+int kl_fastest(kl_candidate_fn launch, void *ctx, int n, cudaStream_t s, double *us) {
+    const kl_timing t = {.warmup = 2, .runs = 5, .budget_ms = 0};
+    int best = -1;
+    double best_us = 0.0;
+    for (int c = 0; c < n; ++c) {
+        candidate cd = {launch, ctx, c};
+        const double t_us = kl_time_us(launch_candidate, &cd, &t, s);
+        if (us) us[c] = t_us;
+        if (best < 0 || t_us < best_us) best = c, best_us = t_us;
+    }
+    return best;
+}
+
 int kl_rotations(const kl_env *env, size_t bytes_per_copy) {
     /* Cycle through enough copies that the bytes touched between two uses of
      * one copy are three times the L2: it then holds none of them. */

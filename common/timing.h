@@ -44,6 +44,13 @@ double kl_time_us(kl_launch_fn launch, void *ctx, const kl_timing *t, cudaStream
 typedef struct kl_body { kl_launch_fn launch; void *ctx; } kl_body;
 void kl_time_turns_us(const kl_body *b, int nb, const kl_timing *t, int rounds, cudaStream_t s, double *us);
 
+/* The fastest of n candidates for one job (a baseline's algorithms, say), each
+ * timed by kl_time_us with 2 warm-up launches and the median of 5 runs:
+ * launch(ctx, c, i) is candidate c's launch i.  us[c] gets candidate c's time
+ * (us may be NULL); returns the first of the fastest, or -1 when n is 0. */
+typedef void (*kl_candidate_fn)(void *ctx, int c, int i);
+int kl_fastest(kl_candidate_fn launch, void *ctx, int n, cudaStream_t s, double *us);
+
 /* Measurements (kl_time_turns_us or kl_time_us calls) this process has
  * made: --check-only must make none (engine.c checks it before exiting). */
 long kl_measurements(void);

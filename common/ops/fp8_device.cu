@@ -3,14 +3,12 @@
  * e4m3 rounding, per tensor and per block, the dequantization the reference
  * GEMM reads, and the block magnitudes of gemm_fp8_block's test data.
  */
+#include "device.h"
 #include "fp8_ops.h"
 
 #include <cuda_fp8.h>
 
-static unsigned grid_for(size_t n) {
-    const size_t blocks = (n + 255) / 256;
-    return (unsigned)(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
-}
+static unsigned grid_for(size_t n) { return kl_grid_for(n, 4096); }
 
 /* max |x| of the block's share, then one atomicMax per warp on the float's bits:
  * for floats >= 0 the order of the bit patterns as unsigned is the order of the values. */

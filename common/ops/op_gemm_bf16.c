@@ -95,22 +95,15 @@ static void baseline(gemm_state *s, int choice, int rot, cudaStream_t str) {
                                   s->Cblas, s->lc, &s->algo[choice - 1], s->workspace, KL_LT_WORKSPACE, str));
 }
 
-typedef struct pick_launch { gemm_state *s; int choice; } pick_launch;
-static void launch_pick(void *ctx, int i) {
-    const pick_launch *l = ctx;
-    baseline(l->s, l->choice, i, l->s->env->stream);
+static void launch_pick(void *ctx, int choice, int i) {
+    gemm_state *s = ctx;
+    baseline(s, choice, i, s->env->stream);
 }
 
 /* The engine's timing (queued behind a held stream, median) decides; the
  * engine then times the winner again like the step. */
 static void pick_baseline(gemm_state *s) {
-    s->choice = 0;
-    for (int c = 0; c <= s->nalgo; ++c) {
-        pick_launch l = {s, c};
-        const kl_timing t = {.warmup = 2, .runs = 5, .budget_ms = 0};
-        s->pick_us[c] = kl_time_us(launch_pick, &l, &t, s->env->stream);
-        if (s->pick_us[c] < s->pick_us[s->choice]) s->choice = c;
-    }
+    s->choice = kl_fastest(launch_pick, s, 1 + s->nalgo, s->env->stream, s->pick_us);
 }
 
 static const char *gb_baseline_note(void *st) {

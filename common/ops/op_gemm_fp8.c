@@ -194,24 +194,22 @@ static void keep_running_algos(fp8_state *s) {
     CUDA_CHECK(cudaStreamSynchronize(s->env->stream));
 }
 
-typedef struct pick_launch { fp8_state *s; int md, algo; } pick_launch;
-static void launch_pick(void *ctx, int i) {
+typedef struct pick_launch { fp8_state *s; int md; } pick_launch;
+static void launch_pick(void *ctx, int algo, int i) {
     (void)i;
     const pick_launch *l = ctx;
-    baseline(l->s, l->md, l->algo, l->s->env->stream);
+    baseline(l->s, l->md, algo, l->s->env->stream);
 }
 
 /* Each mode's fastest algorithm, by the engine's timing; the engine then times
  * MODE_MAIN's again, like the step. */
 static void pick_baseline(fp8_state *s) {
     for (int md = 0; md < MODES; ++md) {
-        s->pick_us[md] = INFINITY;
-        for (int a = 0; a < s->nalgo[md]; ++a) {
-            pick_launch l = {s, md, a};
-            const kl_timing t = {.warmup = 2, .runs = 5, .budget_ms = 0};
-            const double us = kl_time_us(launch_pick, &l, &t, s->env->stream);
-            if (us < s->pick_us[md]) s->pick_us[md] = us, s->choice[md] = a;
-        }
+        pick_launch l = {s, md};
+        double us[KL_LT_ALGOS];
+        const int best = kl_fastest(launch_pick, &l, s->nalgo[md], s->env->stream, us);
+        s->pick_us[md] = best < 0 ? INFINITY : us[best];
+        if (best >= 0) s->choice[md] = best;
     }
 }
 
