@@ -14,8 +14,10 @@
  * over the 232 a consumer may have): the tile is 128 x 192, two consumer warpgroups of
  * m64n192k32, 96 + 96 registers.  Per k tile a block loads 40 KB (A 16 + B 24) for 768
  * tensor-pipe clocks.  Each consumer waits for its own batch before it promotes
- * (wgmma.wait_group 0); while one warpgroup promotes, the other's batch keeps the tensor
- * pipe busy.  The scales come with the tiles: the TMA copies each k tile's 128 values of sa
+ * (wgmma.wait_group 0), and the two take turns (two named barriers): consumer 0 issues its
+ * batch, then consumer 1, then 0 again, so that while one promotes, the other's batch keeps
+ * the tensor pipe busy.  Left to their timing, the two fell into other orders: up to 20%
+ * slower (the page).  The scales come with the tiles: the TMA copies each k tile's 128 values of sa
  * and a 2 x 4 box of sb into the stage, on the same barrier (consumers that loaded them
  * from global memory themselves ran 1.3-1.5x slower: the page).  A
  * 192-wide tile covers two of B's 128-wide scale blocks.  Five stages, v24's cluster of two
@@ -130,6 +132,13 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 // A barrier for one consumer warpgroup (id 1 or 2; 0 is __syncthreads's), not the whole block.
 __device__ __forceinline__ void wg_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+// The consumers' turns: named barriers 3 and 4, each counting both warpgroups (256 threads).
+// Consumer cw waits on barrier 3 + cw before it issues a batch and, once the batch is issued,
+// arrives on the other's (4 - cw) without waiting: the batches enter the tensor pipe in the
+// order 0, 1, 0, 1, ...  (Written with the barrier's number as the argument: the form that
+// kept ptxas's loop in uniform registers; passing cw instead ran 7-14% slower: the page.)
+__device__ __forceinline__ void turn_wait(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void turn_pass(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 
 // A shared-memory matrix descriptor for a K-major tile in the 128-byte
 // swizzle: bits 0-13 address >> 4; 16-29 leading byte offset >> 4 (unused
@@ -298,6 +307,7 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
         const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
         const int g = lane / 4, t = lane % 4;   // accumulator coordinates, as for mma.sync
         CBox *mine = cs + cw * (CS_COLS / 64);
+        if (cw == 1) turn_pass(3);   // consumer 0 goes first: consumer 1 hands it the first turn
         int it = 0;
         for (int ct = cluster; ct < ctiles; ct += clusters) {
             int row0, col0;
@@ -312,11 +322,13 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
                 mbar_wait(&full[s], (it / STAGES) & 1);
                 __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
                 const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
+                turn_wait(3 + cw);   // the other consumer's batch before ours is issued
                 wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll
                 for (int kk = 0; kk < BK / 32; ++kk)   // the next 32 of k: 32 bytes on, encoded >> 4
                     wgmma_m64n192k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);   // kk 0: a new k block
                 wgmma_commit();
+                turn_pass(4 - cw);   // ours is: the other may issue its next
                 // The scales of this k block, read from the stage while the batch runs.
                 const float a0 = sc[s].a[i0], a1 = sc[s].a[i0 + 8];
                 const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4];
@@ -375,6 +387,7 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
                     }
             }
         }
+        if (cw == 0) turn_wait(3);   // consumer 1's last pass, taken: both barriers end as they began
         if (TMA_STORE && threadIdx.x % 128 == 0) bulk_wait_all();   // the last stores done before the block exits
     }
 }
