@@ -283,6 +283,16 @@ else
                     check "step$s rejects K=1000 with exit 2" expect_exit 2 "multiple of 128" ./step$s --check-only -m 64 -n 64 -k 1000
                     san="-m 67 -n 45 -k 384;-m 1153 -n 4104 -k 128"; huge="-m 200000 -n 200000 -k 128"
                     san_tools="memcheck racecheck synccheck"
+                    if ./step$s --help 2>&1 | grep -q -- '--split'; then   # the last round split: forced, at odd shapes
+                        for sp in 2 3 5 16; do
+                            check "step$s --check-only --split $sp (-m 300 -n 1000 -k 2048; -m 4097 -n 4104 -k 4096; -m 67 -n 45 -k 2048)" bash -c \
+                                "./step$s --check-only -m 300 -n 1000 -k 2048 --split $sp && ./step$s --check-only -m 4097 -n 4104 -k 4096 --split $sp &&
+                                 ./step$s --check-only -m 67 -n 45 -k 2048 --split $sp"
+                        done
+                        check "step$s rejects --split 9 at K = 1024 (8 k tiles) with exit 2" expect_exit 2 "split" ./step$s --check-only -m 64 -n 64 -k 1024 --split 9
+                        # split pieces through both epilogues: N % 8 == 0 (TMA) and N % 8 != 0
+                        san="$san;-m 300 -n 1000 -k 1024 --split 4;-m 67 -n 45 -k 1024 --split 4"
+                    fi
                 else
                     check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 128)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 128
                     for shp in "-m 1000 -n 7 -k 48" "-m 7 -n 1023 -k 2064" "-m 127 -n 2049 -k 16" "-m 1 -n 1 -k 4112" \
