@@ -125,6 +125,12 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 // A barrier for one consumer warpgroup (id 1 or 2; 0 is __syncthreads's), not the whole block.
 __device__ __forceinline__ void wg_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+// The consumers' turns (named barriers 3 and 4, both warpgroups counted: 256 threads).  Consumer
+// cw waits for its turn on barrier 3 + cw before it issues a batch, and passes the turn to the
+// other on barrier 4 - cw (the other's 3 + (1 - cw)) once the batch is issued: the batches enter the tensor pipe 0, 1, 0, 1, ...,
+// and each consumer promotes while the other's batch runs.  bar.arrive does not wait.
+__device__ __forceinline__ void turn_wait(int cw) { asm volatile("bar.sync %0, 256;\n" ::"r"(3 + cw) : "memory"); }
+__device__ __forceinline__ void turn_pass(int cw) { asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - cw) : "memory"); }
 
 // A shared-memory matrix descriptor for a K-major tile in the 128-byte
 // swizzle: bits 0-13 address >> 4; 16-29 leading byte offset >> 4 (unused
@@ -245,22 +251,35 @@ __device__ __forceinline__ void unit_of(int u, const Work &w, int &ct, int &q, i
     }
     const int v = u - w.full;
     ct = w.full + v / w.split, q = v % w.split;
-    kt0 = (int)((long long)w.tilesK * q / w.split), kt1 = (int)((long long)w.tilesK * (q + 1) / w.split);
+    kt0 = w.tilesK * q / w.split, kt1 = w.tilesK * (q + 1) / w.split;   // < 2^24 x 16: no 64-bit division
+}
+
+// C[r][c], C[r][c + 1] in bf16 where they lie inside M x N: one 4-byte store when N is even.
+__device__ __forceinline__ void store_pair(__nv_bfloat16 *C, int M, int N, int r, int c, float v0, float v1) {
+    if (r >= M || c >= N) return;
+    __nv_bfloat16 *out = C + (size_t)r * N + c;
+    if (N % 2 == 0) *reinterpret_cast<__nv_bfloat162 *>(out) = __floats2bfloat162_rn(v0, v1);
+    else {
+        out[0] = __float2bfloat16_rn(v0);
+        if (c + 1 < N) out[1] = __float2bfloat16_rn(v1);
+    }
 }
 
 // The fix-up (v27's), for one consumer warpgroup and its 64 x BN promoted sums.  Every piece
 // of a split tile writes its fp32 partial to its slot of the workspace and counts itself in;
-// the last to come reads all the tile's partials back, in the order of their k ranges, and
-// returns true: sum holds the total, the same bit for bit whichever piece came last, and this
-// warpgroup stores C.  The others return false.  A warp whose 16 rows lie past M neither
-// writes nor reads.  `tile` numbers the split tiles' blocks: (ct - full) CLUSTER_M + cm.
-__device__ __forceinline__ bool fix_up(float (&sum)[BN / 2], const Work &w, int tile, int q, int cw, bool rows_live,
-                                       int *last_flag) {
-    const int tid = threadIdx.x % 128;
+// the last to come adds all the tile's partials, its own too, in the order of their k ranges
+// (the same bits whichever piece came last) and stores C from them.  The sum is a loop over
+// memory, not over registers: unrolled over the 96 registers it was 200 instructions more
+// in the kernel (the notes).  A thread whose rows lie past M neither writes nor reads.
+// `tile` numbers the split tiles' blocks: (ct - full) CLUSTER_M + cm.
+__device__ __forceinline__ void fix_up(const float (&sum)[BN / 2], const Work &w, int tile, int q, int cw, int r0,
+                                       int col0, int M, int N, __nv_bfloat16 *C, int *last_flag) {
+    const int tid = threadIdx.x % 128, lane = tid % 32;
     constexpr size_t slot4 = (size_t)CONSUMERS * 64 * BN / 4;   // float4s from one k range's slot to the next
     // Fragment order: float4 j of thread tid at j x 128 + tid, so each store of the warpgroup
     // is 2 KB in a row, and each thread reads back what a thread of its place wrote.
     float4 *base = reinterpret_cast<float4 *>(w.partials) + (size_t)tile * w.split * slot4 + cw * 64 * BN / 4 + tid;
+    const bool rows_live = r0 < M;   // r0: this thread's first row (g), the warp's 16 rows from r0 - g
     if (rows_live)
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j)
@@ -268,22 +287,21 @@ __device__ __forceinline__ bool fix_up(float (&sum)[BN / 2], const Work &w, int 
     wg_barrier(1 + cw);   // the warpgroup's partial written before one thread counts it
     if (tid == 0) *last_flag = arrive_count(&w.arrived[tile * CONSUMERS + cw]) == w.split - 1;
     wg_barrier(1 + cw);
-    if (!*last_flag) return false;
+    if (!*last_flag) return;
     if (tid == 0) w.arrived[tile * CONSUMERS + cw] = 0;   // every piece has come: ready for the next launch
-    if (rows_live) {   // ((p0 + p1) + p2) + ...
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            const float4 v = __ldcg(base + j * 128);
-            sum[4 * j] = v.x, sum[4 * j + 1] = v.y, sum[4 * j + 2] = v.z, sum[4 * j + 3] = v.w;
+    if (!rows_live) return;
+    // float4 j holds rows r0 and r0 + 8, columns c and c + 1 (the accumulator's layout, below).
+#pragma unroll 1
+    for (int j = 0; j < BN / 8; ++j) {
+        float4 v = __ldcg(base + j * 128);   // ((p0 + p1) + p2) + ...
+        for (int r = 1; r < w.split; ++r) {
+            const float4 x = __ldcg(base + r * slot4 + j * 128);
+            v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
         }
-        for (int r = 1; r < w.split; ++r)
-#pragma unroll
-            for (int j = 0; j < BN / 8; ++j) {
-                const float4 v = __ldcg(base + r * slot4 + j * 128);
-                sum[4 * j] += v.x, sum[4 * j + 1] += v.y, sum[4 * j + 2] += v.z, sum[4 * j + 3] += v.w;
-            }
+        const int c = col0 + 8 * j + 2 * (lane % 4);
+        store_pair(C, M, N, r0, c, v.x, v.y);
+        store_pair(C, M, N, r0 + 8, c, v.z, v.w);
     }
-    return true;
 }
 
 // sum += acc times its scale, on the CUDA cores.  acc[4 j + 2 h + e] is row g + 8 h, column
@@ -363,6 +381,7 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
         const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
         const int g = lane / 4, t = lane % 4;   // accumulator coordinates, as for mma.sync
         CBox *mine = cs + cw * (CS_COLS / 64);
+        if (cw == 1) turn_pass(cw);   // consumer 0 goes first: consumer 1 hands it the first turn
         int it = 0;
         for (int u = cluster; u < units; u += clusters) {
             int ct, q, kt0, kt1, row0, col0;
@@ -378,11 +397,13 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
                 mbar_wait(&full[s], (it / STAGES) & 1);
                 __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
                 const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
+                turn_wait(cw);   // the other consumer's batch before ours is issued
                 wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll
                 for (int kk = 0; kk < BK / 32; ++kk)   // the next 32 of k: 32 bytes on, encoded >> 4
                     wgmma_m64n192k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);   // kk 0: a new k block
                 wgmma_commit();
+                turn_pass(cw);
                 // The scales of this k block, read from the stage while the batch runs.
                 const float a0 = sc[s].a[i0], a1 = sc[s].a[i0 + 8];
                 const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4];
@@ -396,9 +417,10 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
                 else promote<KL_FP8_BLOCK / 16>(sum, acc, a0 * b0, a1 * b0, a0 * b1, a1 * b1);   // col0 % 128 == 64
             }
             // A piece of a split tile: its partial to the workspace; the tile's last piece stores C.
-            if (q >= 0 && !fix_up(sum, w, (ct - w.full) * CLUSTER_M + cm, q, cw, row0 + 64 * cw + 16 * warp < M,
-                                  &last_flag[cw]))
+            if (q >= 0) {   // a piece of a split tile: its partial to the workspace; the tile's last piece stores C
+                fix_up(sum, w, (ct - w.full) * CLUSTER_M + cm, q, cw, row0 + i0, col0, M, N, C, &last_flag[cw]);
                 continue;
+            }
 
             // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16 w ..
             // 16 w + 15; acc[4 j + 2 h + e] is row g + 8 h, column 8 j + 2 t + e.
@@ -432,19 +454,11 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
 #pragma unroll
                 for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int r = row0 + 64 * cw + 16 * warp + g + 8 * h, c = col0 + 8 * j + 2 * t;
-                        if (r >= M || c >= N) continue;
-                        __nv_bfloat16 *out = C + (size_t)r * N + c;
-                        const float v0 = sum[4 * j + 2 * h], v1 = sum[4 * j + 2 * h + 1];
-                        if (N % 2 == 0) *reinterpret_cast<__nv_bfloat162 *>(out) = __floats2bfloat162_rn(v0, v1);
-                        else {
-                            out[0] = __float2bfloat16_rn(v0);
-                            if (c + 1 < N) out[1] = __float2bfloat16_rn(v1);
-                        }
-                    }
+                    for (int h = 0; h < 2; ++h)
+                        store_pair(C, M, N, row0 + i0 + 8 * h, col0 + 8 * j + 2 * t, sum[4 * j + 2 * h], sum[4 * j + 2 * h + 1]);
             }
         }
+        if (cw == 0) turn_wait(0);   // consumer 1's last pass, taken: both barriers end empty
         if (TMA_STORE && threadIdx.x % 128 == 0) bulk_wait_all();   // the last stores done before the block exits
     }
 }
