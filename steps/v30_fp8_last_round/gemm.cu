@@ -129,8 +129,8 @@ __device__ __forceinline__ void wg_barrier(int id) { asm volatile("bar.sync %0, 
 // cw waits for its turn on barrier 3 + cw before it issues a batch, and passes the turn to the
 // other on barrier 4 - cw (the other's 3 + (1 - cw)) once the batch is issued: the batches enter the tensor pipe 0, 1, 0, 1, ...,
 // and each consumer promotes while the other's batch runs.  bar.arrive does not wait.
-__device__ __forceinline__ void turn_wait(int cw) { asm volatile("bar.sync %0, 256;\n" ::"r"(3 + cw) : "memory"); }
-__device__ __forceinline__ void turn_pass(int cw) { asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - cw) : "memory"); }
+__device__ __forceinline__ void turn_wait(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void turn_pass(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 
 // A shared-memory matrix descriptor for a K-major tile in the 128-byte
 // swizzle: bits 0-13 address >> 4; 16-29 leading byte offset >> 4 (unused
@@ -234,24 +234,27 @@ __device__ __forceinline__ void tile_origin(int t, int ctilesM, int tilesN, int 
     col0 = r / rows * BN;
 }
 
-// The problem as the kernel walks it, the host's plan: units 0 .. full - 1 are whole cluster
-// tiles (the whole rounds); unit full + v is cluster tile full + v / split, k range v % split.
+// The problem as the kernels walk it, the host's plan: cluster tiles 0 .. full - 1 are whole
+// (the whole rounds, the first kernel's units); the rest are split, and the second kernel's
+// unit v is cluster tile full + v / split, k range v % split.
 struct Work {
     int tilesN, tilesK, ctilesM, ctiles, full, split;
     float *partials;   // split > 1: a 64 x BN fp32 slot per (split tile, block, k range, consumer)
     int *arrived;      // split > 1: a counter per (split tile, block, consumer), 0 between launches
 };
-__device__ __forceinline__ int units_of(const Work &w) { return w.full + (w.ctiles - w.full) * w.split; }
+template <bool PIECES> __device__ __forceinline__ int units_of(const Work &w) {
+    return PIECES ? (w.ctiles - w.full) * w.split : w.full;
+}
 // Unit u -> its cluster tile, its k range's number (-1: the whole of K) and k tiles [kt0, kt1).
 // Range q of `split` covers k tiles [tilesK q / split, tilesK (q + 1) / split): sizes differ by one at most.
+template <bool PIECES>
 __device__ __forceinline__ void unit_of(int u, const Work &w, int &ct, int &q, int &kt0, int &kt1) {
-    if (u < w.full) {
+    if constexpr (!PIECES) {
         ct = u, q = -1, kt0 = 0, kt1 = w.tilesK;
-        return;
+    } else {
+        ct = w.full + u / w.split, q = u % w.split;
+        kt0 = w.tilesK * q / w.split, kt1 = w.tilesK * (q + 1) / w.split;   // < 2^24 x 16: no 64-bit division
     }
-    const int v = u - w.full;
-    ct = w.full + v / w.split, q = v % w.split;
-    kt0 = w.tilesK * q / w.split, kt1 = w.tilesK * (q + 1) / w.split;   // < 2^24 x 16: no 64-bit division
 }
 
 // C[r][c], C[r][c + 1] in bf16 where they lie inside M x N: one 4-byte store when N is even.
@@ -291,16 +294,22 @@ __device__ __forceinline__ void fix_up(const float (&sum)[BN / 2], const Work &w
     if (tid == 0) w.arrived[tile * CONSUMERS + cw] = 0;   // every piece has come: ready for the next launch
     if (!rows_live) return;
     // float4 j holds rows r0 and r0 + 8, columns c and c + 1 (the accumulator's layout, below).
-#pragma unroll 1
-    for (int j = 0; j < BN / 8; ++j) {
-        float4 v = __ldcg(base + j * 128);   // ((p0 + p1) + p2) + ...
-        for (int r = 1; r < w.split; ++r) {
+    // All 24 loads of a k range at once: one L2 round trip per range (a loop over j with one
+    // float4 at a time made the second kernel 4x slower).
+    float4 v[BN / 8];
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) v[j] = __ldcg(base + j * 128);   // ((p0 + p1) + p2) + ...
+    for (int r = 1; r < w.split; ++r)
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
             const float4 x = __ldcg(base + r * slot4 + j * 128);
-            v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
+            v[j].x += x.x, v[j].y += x.y, v[j].z += x.z, v[j].w += x.w;
         }
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
         const int c = col0 + 8 * j + 2 * (lane % 4);
-        store_pair(C, M, N, r0, c, v.x, v.y);
-        store_pair(C, M, N, r0 + 8, c, v.z, v.w);
+        store_pair(C, M, N, r0, c, v[j].x, v[j].y);
+        store_pair(C, M, N, r0 + 8, c, v[j].z, v[j].w);
     }
 }
 
@@ -321,7 +330,9 @@ __device__ __forceinline__ void promote(float (&sum)[BN / 2], const float (&acc)
     }
 }
 
-template <bool TMA_STORE>   // false: v22's register epilogue, for N % 8 != 0 (no tensor map for C)
+// TMA_STORE false: v22's register epilogue, for N % 8 != 0 (no tensor map for C).  PIECES: the
+// second kernel, the split tiles' pieces; false: the first, the whole tiles (v29's kernel).
+template <bool TMA_STORE, bool PIECES>
 __global__ void __cluster_dims__(CLUSTER_M, 1, 1)   // blocks 2c and 2c + 1 (CLUSTER_M 2): cluster c, one GPC
 __launch_bounds__(NUM_THREADS, 1)   // NUM_THREADS alone gives setmaxnreg its cap at entry; without the 1 the SASS differs
 gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
@@ -339,7 +350,9 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
 
     // The cluster's unit of work: CLUSTER_M neighbouring tiles along M, one per block, over
     // all of K or over one k range of a split tile.
-    const int units = units_of(w);
+    const int units = units_of<PIECES>(w);
+    // The second kernel may start as the first's blocks leave: it writes other tiles of C.
+    if constexpr (!PIECES) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
     const int cluster = blockIdx.x / CLUSTER_M, clusters = gridDim.x / CLUSTER_M;
     const int cm = cluster_rank();   // this block's tile within the cluster tile
     const int wg = threadIdx.x / 128;   // 0: the producer; 1.. : consumer wg - 1, rows 64 (wg - 1) ..
@@ -362,7 +375,7 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
             int it = 0;
             for (int u = cluster; u < units; u += clusters) {
                 int ct, q, kt0, kt1, row0, col0;
-                unit_of(u, w, ct, q, kt0, kt1);
+                unit_of<PIECES>(u, w, ct, q, kt0, kt1);
                 tile_origin(ct, w.ctilesM, w.tilesN, cm, row0, col0);
                 for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES, f = it / STAGES;
@@ -381,11 +394,11 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
         const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
         const int g = lane / 4, t = lane % 4;   // accumulator coordinates, as for mma.sync
         CBox *mine = cs + cw * (CS_COLS / 64);
-        if (cw == 1) turn_pass(cw);   // consumer 0 goes first: consumer 1 hands it the first turn
+        if (cw == 1) turn_pass(3);   // consumer 0 goes first: consumer 1 hands it the first turn
         int it = 0;
         for (int u = cluster; u < units; u += clusters) {
             int ct, q, kt0, kt1, row0, col0;
-            unit_of(u, w, ct, q, kt0, kt1);
+            unit_of<PIECES>(u, w, ct, q, kt0, kt1);
             tile_origin(ct, w.ctilesM, w.tilesN, cm, row0, col0);
             const int i0 = 64 * cw + 16 * warp + g;   // this thread's two rows of the tile: i0 and i0 + 8
             float acc[BN / 2];   // this k block's sums, from the tensor cores; not zeroed (v20, C7515)
@@ -397,13 +410,13 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
                 mbar_wait(&full[s], (it / STAGES) & 1);
                 __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
                 const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
-                turn_wait(cw);   // the other consumer's batch before ours is issued
+                turn_wait(3 + cw);   // the other consumer's batch before ours is issued
                 wgmma_fence();   // the accumulators' registers are settled before the batch reads them
 #pragma unroll
                 for (int kk = 0; kk < BK / 32; ++kk)   // the next 32 of k: 32 bytes on, encoded >> 4
                     wgmma_m64n192k32_e4m3(acc, da + 2 * kk, db + 2 * kk, kk > 0);   // kk 0: a new k block
                 wgmma_commit();
-                turn_pass(cw);
+                turn_pass(4 - cw);
                 // The scales of this k block, read from the stage while the batch runs.
                 const float a0 = sc[s].a[i0], a1 = sc[s].a[i0 + 8];
                 const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4];
@@ -417,7 +430,7 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
                 else promote<KL_FP8_BLOCK / 16>(sum, acc, a0 * b0, a1 * b0, a0 * b1, a1 * b1);   // col0 % 128 == 64
             }
             // A piece of a split tile: its partial to the workspace; the tile's last piece stores C.
-            if (q >= 0) {   // a piece of a split tile: its partial to the workspace; the tile's last piece stores C
+            if constexpr (PIECES) {   // its partial to the workspace; the tile's last piece stores C
                 fix_up(sum, w, (ct - w.full) * CLUSTER_M + cm, q, cw, row0 + i0, col0, M, N, C, &last_flag[cw]);
                 continue;
             }
@@ -458,7 +471,7 @@ gemm_fp8_block(int M, int N, const Work w, const __grid_constant__ CUtensorMap m
                         store_pair(C, M, N, row0 + i0 + 8 * h, col0 + 8 * j + 2 * t, sum[4 * j + 2 * h], sum[4 * j + 2 * h + 1]);
             }
         }
-        if (cw == 0) turn_wait(0);   // consumer 1's last pass, taken: both barriers end empty
+        if (cw == 0) turn_wait(3);   // consumer 1's last pass, taken: both barriers end empty
         if (TMA_STORE && threadIdx.x % 128 == 0) bulk_wait_all();   // the last stores done before the block exits
     }
 }
@@ -493,6 +506,20 @@ static CUtensorMap make_map(const void *base, CUtensorMapDataType type, int elem
         exit(KL_EXIT_USAGE);
     }
     return map;
+}
+
+// One launch of `kernel` over `clusters` clusters; dependent: it may start before the kernel
+// launched before it in the stream has finished (that kernel lets it, griddepcontrol).
+typedef void (*Kernel)(int, int, const Work, const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                       const CUtensorMap, __nv_bfloat16 *);
+static void launch_kernel(Kernel kernel, int clusters, size_t smem, cudaStream_t stream, bool dependent, int m, int n,
+                          const Work &w, const CUtensorMap &mapA, const CUtensorMap &mapB, const CUtensorMap &mapC,
+                          const CUtensorMap &mapSA, const CUtensorMap &mapSB, kl_bf16 *c) {
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {dim3(CLUSTER_M * clusters), dim3(NUM_THREADS), smem, stream, &attr, dependent ? 1u : 0u};
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, m, n, w, mapA, mapB, mapC, mapSA, mapSB, (__nv_bfloat16 *)c));
 }
 
 // ---- the plan (host only: --plan prints it with no GPU) ----------------------------------
@@ -576,12 +603,14 @@ static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream)
                     optin / 1024);
             exit(KL_EXIT_NO_GPU);
         }
-        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8_block<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8_block<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8_block<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8_block<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8_block<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8_block<false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         // A cluster's blocks must land on SMs of one GPC at the same time, so the question is
         // not "blocks per SM" but "clusters at once": the occupancy API answers it per GPC.
         const cudaLaunchConfig_t cfg = {dim3(CLUSTER_M), dim3(NUM_THREADS), smem, 0, NULL, 0};   // grid, block, smem
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters_max, (const void *)gemm_fp8_block<true>, &cfg));
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters_max, (const void *)gemm_fp8_block<true, false>, &cfg));
         if (clusters_max < 1) {
             fprintf(stderr, "step30: no cluster of %d blocks of %zu KB fits on this GPU at once\n", CLUSTER_M, smem / 1024);
             exit(KL_EXIT_NO_GPU);
@@ -642,13 +671,19 @@ static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream)
         }
         w.partials = partials, w.arrived = arrived;
     }
-    const unsigned grid = CLUSTER_M * (unsigned)(p.units < clusters_max ? p.units : clusters_max);   // whole clusters
-    if (n % 8 == 0)
-        gemm_fp8_block<true><<<grid, NUM_THREADS, smem, stream>>>(m, n, w, cache.mapA, cache.mapB, cache.mapC,
-                                                                  cache.mapSA, cache.mapSB, (__nv_bfloat16 *)c);
-    else
-        gemm_fp8_block<false><<<grid, NUM_THREADS, smem, stream>>>(m, n, w, cache.mapA, cache.mapB, cache.mapC,
-                                                                   cache.mapSA, cache.mapSB, (__nv_bfloat16 *)c);
+    // The whole tiles, then the pieces: the second kernel is launched as dependent on the
+    // first (programmatic stream serialization), so its blocks take SMs as the first's leave.
+    const bool tma_store = n % 8 == 0;
+    if (p.full > 0)
+        launch_kernel(tma_store ? gemm_fp8_block<true, false> : gemm_fp8_block<false, false>,
+                      (int)(p.full < clusters_max ? p.full : clusters_max), smem, stream, false, m, n, w, cache.mapA,
+                      cache.mapB, cache.mapC, cache.mapSA, cache.mapSB, c);
+    if (p.split > 1) {
+        const long long pieces = p.units - p.full;
+        launch_kernel(tma_store ? gemm_fp8_block<true, true> : gemm_fp8_block<false, true>,
+                      (int)(pieces < clusters_max ? pieces : clusters_max), smem, stream, p.full > 0, m, n, w,
+                      cache.mapA, cache.mapB, cache.mapC, cache.mapSA, cache.mapSB, c);
+    }
     KL_CHECK_LAUNCH();
 }
 
