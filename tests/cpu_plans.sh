@@ -30,9 +30,11 @@ plan_is 27 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: tile 1
 plan_is 27 132 "-m 256 -n 4096 -k 4096" "^  plan \(two_widths\) for 256 x 4096 x 4096: tile 128 x 128, split 2: 128 units"
 # the same rule on another GPU: 114 SMs (an H100 PCIe), 1536^3 in 96 tiles is still one wave
 plan_is 27 114 "-m 1536 -n 1536 -k 1536" "tile 128 x 192, split 1: 96 units on 114 SMs, 1 wave$"
-# v30: whole rounds stay whole; a short last round splits along K (its page's table)
-plan_is 30 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
-plan_is 30 132 "-m 4096 -n 4096 -k 4096" "^  plan \(no_split\) for 4096 x 4096 x 4096: .*: 6 rounds, none split$"
+# v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
+plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
+plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"
+plan_is 30 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: .*: 6 rounds, none split$"
+plan_is 30 132 "-m 2048 -n 2048 -k 2048" "^  plan for 2048 x 2048 x 2048: .*: 2 rounds, none split$"
 plan_is 30 132 "-m 4096 -n 7168 -k 16384" "^  plan for 4096 x 7168 x 16384: .*: 9 whole rounds, the last 14 split 4 ways \(56 pieces\)$"
 plan_is 30 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: .*: 21 rounds, none split$"
 plan_is 30 132 "-m 1024 -n 1024 -k 8192" "^  plan for 1024 x 1024 x 8192: .*: 0 whole rounds, the last 24 split 2 ways \(48 pieces\)$"

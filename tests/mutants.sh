@@ -112,6 +112,7 @@ g11 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| wgmma_m64n192k32_e4m3(acc, da + 
 g12 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4]; ||| const float b0 = sc[s].b[0][0], b1 = sc[s].b[1][0]; ||| v29: B's scales of the first k block (of each 4) for every k block
 g13 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4]; ||| const float b0 = sc[s].b[0][kt % 4], b1 = b0; ||| v29: a tile's columns past a 128-column boundary take the first block's scale
 g14 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| tma_load(sc.a, mapSA, row0, kt, full); ||| tma_load(sc.a, mapSA, row0, 0, full); ||| v29: A's scales of the first k block for every k block
+g15 ||| gpu ||| steps/v30_fp8_last_round/gemm.cu ||| for (int r = 1; r < w.split; ++r) ||| for (int r = 1; r < w.split - 1; ++r) ||| v30: the fix-up leaves the last k range's partial out of the sum
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF

@@ -1,19 +1,29 @@
 // build: sm_90a
 /*
- * Step 30 - the last round: split its tiles along K.
+ * Step 30 - the last round: its tiles split along K, in a second kernel.
  *
- * v29 runs its 128 x 192 tiles in rounds of one per SM (one per cluster of two SMs), and
- * the slowest SM sets the time: 4096^3 is 704 tiles, 5.3 per SM, so the sixth round keeps
- * a third of the SMs busy and the problem takes 6 rounds of time for 5.3 of work.  v30 keeps
- * the whole rounds as they are and splits each tile of the short last round into `split` k
- * ranges (split = clusters / leftover tiles), so that the last round fills the GPU with
- * pieces a split-th as long: 5 + 1/3 rounds at 4096^3.  Each piece promotes its own k
- * blocks into fp32 as v29 does, writes that partial sum to a workspace and counts itself in;
- * the tile's last piece to finish adds the partials in the order of their k ranges (the same
- * bits whichever came last) and stores C: v27's fix-up, on the promoted sums.
+ * v29 runs its 128 x 192 tiles in rounds of one per cluster of two SMs, and the slowest SM
+ * sets the time: 4096 x 4096 x 14336 is 704 tiles, 5.3 per SM, so the sixth round keeps a
+ * third of the SMs busy.  v30 keeps the whole rounds as v29 runs them (the first kernel, v29's
+ * code) and splits each tile of a short last round into `split` k ranges (split = clusters /
+ * leftover cluster tiles), which a second kernel runs: the last round fills the GPU with pieces
+ * a split-th as long.  Each piece promotes its own k blocks into fp32 as v29 does, writes that
+ * partial sum to a workspace and counts itself in; the tile's last piece adds the partials in
+ * the order of their k ranges (the same bits whichever came last) and stores C: v27's fix-up,
+ * on the promoted sums.  A piece costs a pipeline's start and a fix-up, so only long pieces
+ * pay: the plan splits only where each piece keeps at least 32 k tiles (K = 4096).
  *
- * --split S forces the last round's split; the variant "no_split" runs v29's grid, the
- * control, in the same run.
+ * Why two kernels: the same code in one (the whole tiles, then the pieces, in one persistent
+ * loop) ran v29's whole tiles 5-20% slower, the fix-up's code present but not run (the page).
+ * The second kernel is launched dependent on the first (programmatic stream serialization),
+ * and the first lets it start at once (griddepcontrol.launch_dependents): its blocks take the
+ * SMs as the first kernel's leave.
+ *
+ * From v29, unchanged: tiles of 128 x 192, two consumer warpgroups of m64n192k32 that take
+ * turns (96 + 96 registers: acc and the promoted sum), each k tile one k block, the scales
+ * carried by the TMA with each stage, five stages, v24's cluster of two along M, v23's
+ * epilogue.  --split S forces the last round's split; the variant "no_split" runs v29's grid,
+ * the control, in the same run.
  * Build and run:   make step29 && ./step29          (an H100 or H200 only)
  */
 #include "kl.h"
@@ -29,9 +39,9 @@
 #define STAGES 5   // k tiles in the ring
 #define GROUP_M 8    // M-tiles that walk across N together (1: row-major, v22's order)
 #define CS_COLS 64   // columns of C a consumer stages per TMA store round
-#define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (1: v23's copies)
+#define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip
 #define MAX_SPLIT 16   // most k ranges per tile
-#define MIN_K_TILES_PER_SPLIT 8   // at least K = 1024 per piece (v27: a split's fix-up is paid per piece)
+#define MIN_K_TILES_PER_SPLIT 32   // at least K = 4096 per piece: shorter ones lost (4096^3, 2048^3: the page)
 #define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
@@ -125,10 +135,11 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 // A barrier for one consumer warpgroup (id 1 or 2; 0 is __syncthreads's), not the whole block.
 __device__ __forceinline__ void wg_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
-// The consumers' turns (named barriers 3 and 4, both warpgroups counted: 256 threads).  Consumer
-// cw waits for its turn on barrier 3 + cw before it issues a batch, and passes the turn to the
-// other on barrier 4 - cw (the other's 3 + (1 - cw)) once the batch is issued: the batches enter the tensor pipe 0, 1, 0, 1, ...,
-// and each consumer promotes while the other's batch runs.  bar.arrive does not wait.
+// The consumers' turns: named barriers 3 and 4, each counting both warpgroups (256 threads).
+// Consumer cw waits on barrier 3 + cw before it issues a batch and, once the batch is issued,
+// arrives on the other's (4 - cw) without waiting: the batches enter the tensor pipe in the
+// order 0, 1, 0, 1, ...  (Written with the barrier's number as the argument: the form that
+// kept ptxas's loop in uniform registers; passing cw instead ran 7-14% slower: the page.)
 __device__ __forceinline__ void turn_wait(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void turn_pass(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
 
@@ -216,9 +227,7 @@ __device__ __forceinline__ void fill(Stage &s, Scales &sc, uint64_t *full, const
     constexpr int BR = BN / CLUSTER_M;   // rows of each slice
     mbar_arrive_expect_tx(full, sizeof(Stage) + SCALE_BYTES);   // the peers' slices and zero-filled edges included
     tma_load(s.As, mapA, kt * BK, row0, full);
-    if constexpr (CLUSTER_M == 1) tma_load(s.Bs, mapB, kt * BK, col0, full);
-    else   // to ranks 0 .. CLUSTER_M - 1
-        tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));
+    tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));   // to every rank
     tma_load(sc.a, mapSA, row0, kt, full);                            // sa's column kt, rows row0 ..
     tma_load(sc.b, mapSB, kt / 4 * 4, col0 / KL_FP8_BLOCK, full);     // sb's rows col0 / 128 and the next
 }
@@ -271,9 +280,8 @@ __device__ __forceinline__ void store_pair(__nv_bfloat16 *C, int M, int N, int r
 // The fix-up (v27's), for one consumer warpgroup and its 64 x BN promoted sums.  Every piece
 // of a split tile writes its fp32 partial to its slot of the workspace and counts itself in;
 // the last to come adds all the tile's partials, its own too, in the order of their k ranges
-// (the same bits whichever piece came last) and stores C from them.  The sum is a loop over
-// memory, not over registers: unrolled over the 96 registers it was 200 instructions more
-// in the kernel (the notes).  A thread whose rows lie past M neither writes nor reads.
+// (the same bits whichever piece came last) and stores C from them, straight from registers
+// (v22's epilogue).  A thread whose rows lie past M neither writes nor reads.
 // `tile` numbers the split tiles' blocks: (ct - full) CLUSTER_M + cm.
 __device__ __forceinline__ void fix_up(const float (&sum)[BN / 2], const Work &w, int tile, int q, int cw, int r0,
                                        int col0, int M, int N, __nv_bfloat16 *C, int *last_flag) {
