@@ -531,7 +531,7 @@ static void launch_kernel(Kernel kernel, int clusters, size_t smem, cudaStream_t
 }
 
 // ---- the plan (host only: --plan prints it with no GPU) ----------------------------------
-struct Plan { long long ctiles, full, units; int split, clusters; };
+struct Plan { long long ctiles, full, pieces; int split; };   // cluster tiles; whole ones; the split ones' pieces
 
 static int opt_split = 0;   // --split: the last round's k ranges (0: chosen here)
 
@@ -541,7 +541,7 @@ static int opt_split = 0;   // --split: the last round's k ranges (0: chosen her
 static Plan plan_for(int m, int n, int k, int clusters, bool no_split) {
     const long long tilesM = (m + BM - 1) / BM, tilesN = (n + BN - 1) / BN;
     const int tilesK = (k + BK - 1) / BK;
-    Plan p = {(tilesM + CLUSTER_M - 1) / CLUSTER_M * tilesN, 0, 0, 1, clusters};
+    Plan p = {(tilesM + CLUSTER_M - 1) / CLUSTER_M * tilesN, 0, 0, 1};
     const long long left = p.ctiles % clusters;   // the last round's cluster tiles
     long long split = 1;
     if (!no_split) {
@@ -554,7 +554,7 @@ static Plan plan_for(int m, int n, int k, int clusters, bool no_split) {
     }
     p.split = split < 1 ? 1 : (int)split;
     p.full = p.split > 1 ? p.ctiles - left : p.ctiles;
-    p.units = p.full + (p.ctiles - p.full) * p.split;
+    p.pieces = (p.ctiles - p.full) * p.split;
     return p;
 }
 
@@ -583,7 +583,7 @@ static Plan plan_and_say(const Variant *v, int m, int n, int k, int clusters) {
            " (no_split)" : "", m, n, k, p.ctiles * CLUSTER_M, BN, CLUSTER_M, p.ctiles, clusters);
     if (p.split > 1)
         printf("%lld whole round%s, the last %lld split %d ways (%lld pieces)\n", rounds, rounds == 1 ? "" : "s",
-               p.ctiles - p.full, p.split, p.units - p.full);
+               p.ctiles - p.full, p.split, p.pieces);
     else
         printf("%lld round%s, none split\n", (p.ctiles + clusters - 1) / clusters,
                (p.ctiles + clusters - 1) / clusters == 1 ? "" : "s");
@@ -687,9 +687,8 @@ static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream)
                       (int)(p.full < clusters_max ? p.full : clusters_max), smem, stream, false, m, n, w, cache.mapA,
                       cache.mapB, cache.mapC, cache.mapSA, cache.mapSB, c);
     if (p.split > 1) {
-        const long long pieces = p.units - p.full;
         launch_kernel(tma_store ? gemm_fp8_block<true, true> : gemm_fp8_block<false, true>,
-                      (int)(pieces < clusters_max ? pieces : clusters_max), smem, stream, p.full > 0, m, n, w,
+                      (int)(p.pieces < clusters_max ? p.pieces : clusters_max), smem, stream, p.full > 0, m, n, w,
                       cache.mapA, cache.mapB, cache.mapC, cache.mapSA, cache.mapSB, c);
     }
     KL_CHECK_LAUNCH();
