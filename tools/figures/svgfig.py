@@ -51,6 +51,22 @@ def sm_time_axes(f, x0, y0, sms, row, px_us, t_max, tick):
     f.text(x0 + t_max * px_us, yb + 28, 'time from the kernel\'s start (us)', fs=10, anchor='end', fill='#555')
 
 
+def legend(f, x, y, items):
+    """A row of colour swatches and their labels from x, text on baseline y: items are
+    (colour, label, width the label is given); returns the x after the last."""
+    for c, s, w in items:
+        f.rect(x, y - 10, 14, 12, fill=c, stroke='#999', sw=0.5)
+        f.text(x + 20, y, s, fs=11)
+        x += w + 20
+    return x
+
+
+def footnotes(f, h, lines):
+    """The figure's notes, one 11-point line each, 16 pixels apart, ending near the bottom h."""
+    for i, s in enumerate(lines):
+        f.text(24, h - 28 + i * 16, s, fs=11)
+
+
 def text_width(s, fs):
     """Width of a line of text as svg_check.py measures it (the layouts use it to fit labels)."""
     return len(s) * svg_check.ADVANCE * fs

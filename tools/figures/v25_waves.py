@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, out_path, sm_time_axes
+from svgfig import Fig, footnotes, legend, out_path, sm_time_axes
 
 SMS, K_TILES = 132, 64                    # H100 SMs; K 4096 / BK 64
 T_FIXED, T_CHOSEN = 42.2, 20.3            # us, the kernel times measured by ncu
@@ -102,19 +102,14 @@ def main(out):
     f.text(400, 40, 'decode batch M 32, N 4096, K 4096 (64 k tiles); grid: one block per unit, at most one per SM',
            fs=10, anchor='middle')
     # legend
-    lx, ly = 24, 64
-    for c, s, w in [(MUL_C, 'k tiles multiplied', 170),
-                    (FIX_C, 'fix-up (last unit of a tile sums the partials)', 370),
-                    (IDLE_C, 'idle', 60)]:
-        f.rect(lx, ly - 10, 14, 12, fill=c, stroke='#999', sw=0.5)
-        f.text(lx + 20, ly, s, fs=11)
-        lx += w + 20
+    legend(f, 24, 64, [(MUL_C, 'k tiles multiplied', 170),
+                       (FIX_C, 'fix-up (last unit of a tile sums the partials)', 370),
+                       (IDLE_C, 'idle', 60)])
     fixed_panel(f, 124)
     chosen_panel(f, y2)
     notes = ['rows: one thin row per SM, 132 of them; row b: the SM that runs block b, and so unit b.',
              'bar lengths: the kernel times measured by ncu; the split of each bar is schematic.']
-    for i, s in enumerate(notes):
-        f.text(24, h - 28 + i * 16, s, fs=11)
+    footnotes(f, h, notes)
     f.save(out)
 
 

@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, out_path, published_row, sm_time_axes
+from svgfig import Fig, footnotes, legend, out_path, published_row, sm_time_axes
 
 SMS = 132                                 # H100 SMs
 T_MAX = 22                                # us, the shared x scale (wider if a run's times need it: main())
@@ -78,11 +78,8 @@ def main(out):
            anchor='middle', weight='bold')
     f.text(400, 40, 'bf16 GEMM on the H100; grid: one block per tile, at most one per SM; one wave each',
            fs=10, anchor='middle')
-    lx, ly = 24, 66
-    for c, s, w in [(BUSY_C, 'an SM running its tile', 200), (IDLE_C, 'idle', 60)]:
-        f.rect(lx, ly - 10, 14, 12, fill=c, stroke='#999', sw=0.5)
-        f.text(lx + 20, ly, s, fs=11)
-        lx += w + 20
+    ly = 66
+    lx = legend(f, 24, ly, [(BUSY_C, 'an SM running its tile', 200), (IDLE_C, 'idle', 60)])
     f.line(lx, ly - 4, lx + 14, ly - 4, stroke=CUBLAS_C, sw=1.5, dash='2,3')
     f.text(lx + 20, ly, 'cuBLAS\'s time, same problem', fs=11)
     panel(f, y1, 'two widths (v26): 72 tiles of 128 x 256', '72 tiles x 24 k steps of 128 x 256',
@@ -91,8 +88,7 @@ def main(out):
           96, t_v27, t_cublas)
     notes = ['rows: one thin row per SM, 132 of them; row b: the SM that runs block b, and so tile b.',
              'bar lengths: times measured on the H100 (step27.csv); one solid bar per tile is schematic.']
-    for i, s in enumerate(notes):
-        f.text(24, h - 28 + i * 16, s, fs=11)
+    footnotes(f, h, notes)
     f.save(out)
 
 

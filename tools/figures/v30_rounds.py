@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, out_path
+from svgfig import Fig, footnotes, legend, out_path
 
 CLUSTERS, TILES, SPLIT = 66, 352, 3
 WHOLE = TILES // CLUSTERS                 # 5 full rounds
@@ -90,18 +90,13 @@ def main(out):
     f.text(400, 22, 'v30: the last round of 4096 x 4096 x 14336, split along K', fs=14, anchor='middle', weight='bold')
     f.text(400, 40, 'FP8 block-scaled GEMM, 128 x 192 tiles in clusters of two (256 x 192), 66 clusters on the H100',
            fs=10, anchor='middle')
-    lx, ly = 24, 66
-    for c, s, w in [(TILE_C, 'a whole tile', 110), (PIECE_C, 'a piece (a third of K)', 170),
-                    (FIX_C, "fix-up (the tile's last piece)", 220), (IDLE_C, 'idle', 60)]:
-        f.rect(lx, ly - 10, 14, 12, fill=c, stroke='#999', sw=0.5)
-        f.text(lx + 20, ly, s, fs=11)
-        lx += w + 20
+    legend(f, 24, 66, [(TILE_C, 'a whole tile', 110), (PIECE_C, 'a piece (a third of K)', 170),
+                       (FIX_C, "fix-up (the tile's last piece)", 220), (IDLE_C, 'idle', 60)])
     tiles_panel(f, y1)
     pieces_panel(f, y2)
     notes = ['rows: one per cluster of two SMs; lengths in rounds, from the plan (schematic: the price of a',
              "piece is not to scale; the page's table has the measured times)."]
-    for i, s in enumerate(notes):
-        f.text(24, h - 28 + i * 16, s, fs=11)
+    footnotes(f, h, notes)
     f.save(out)
 
 
