@@ -14,7 +14,8 @@
  * pay: the plan splits only where each piece keeps at least 32 k tiles (K = 4096).
  *
  * Why two kernels: the same code in one (the whole tiles, then the pieces, in one persistent
- * loop) ran v29's whole tiles 5-20% slower, the fix-up's code present but not run (the page).
+ * loop) ran the whole tiles 2-8% slower than v29, with the fix-up's code present but not run
+ * (20-30% before the consumers took turns: the page).
  * The second kernel is launched dependent on the first (programmatic stream serialization),
  * and the first lets it start at once (griddepcontrol.launch_dependents): its blocks take the
  * SMs as the first kernel's leave.
