@@ -1,4 +1,4 @@
-# cpu_plans.sh - sourced by run_tests.sh (CPU part): the plans Part IV's steps choose,
+# cpu_plans.sh - sourced by run_tests.sh (CPU part): the plans the steps of Parts IV and V choose,
 # printed by --plan SMS on the host (no GPU), against the counts their pages teach.
 # Uses ok, bad, skp, check, expect_exit, $tmp, $built.
 
@@ -39,6 +39,18 @@ plan_is 30 132 "-m 4096 -n 7168 -k 16384" "^  plan for 4096 x 7168 x 16384: .*: 
 plan_is 30 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: .*: 21 rounds, none split$"
 plan_is 30 132 "-m 1024 -n 1024 -k 8192" "^  plan for 1024 x 1024 x 8192: .*: 0 whole rounds, the last 24 split 2 ways \(48 pieces\)$"
 plan_is 30 132 "-m 1024 -n 1024 -k 1024" "^  plan for 1024 x 1024 x 1024: .*: 1 round, none split$"
+# v31: the width of least rounds x width (its page's table); a tie goes to 128, w192 is v29's tile
+plan_is 31 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 128 x 128 tiles, two k blocks per turn \(rounds x width: 128 wide 8 x 128 = 1024, 192 wide 6 x 192 = 1152\)$"
+plan_is 31 132 "-m 4096 -n 4096 -k 4096" "^  plan \(w192\) for 4096 x 4096 x 4096: 128 x 192 tiles, one k block per turn"
+plan_is 31 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: 128 x 192 tiles, one k block per turn \(rounds x width: 128 wide 32 x 128 = 4096, 192 wide 21 x 192 = 4032\)$"
+plan_is 31 132 "-m 4096 -n 2112 -k 7168" "^  plan for 4096 x 2112 x 7168: 128 x 192 tiles, one k block per turn"
+plan_is 31 132 "-m 4096 -n 128256 -k 4096" "^  plan for 4096 x 128256 x 4096: 128 x 128 tiles, two k blocks per turn \(rounds x width: 128 wide 243 x 128 = 31104, 192 wide 162 x 192 = 31104\)$"
+plan_is 31 132 "-m 1024 -n 1024 -k 1024" "^  plan for 1024 x 1024 x 1024: 128 x 128 tiles, two k blocks per turn"
+plan_is 31 132 "-m 4096 -n 4096 -k 4096 --bn 192" "^  plan for 4096 x 4096 x 4096: 128 x 192 tiles, one k block per turn"
+if is_built 31; then
+    check "step31 --bn 100: refused with exit 2 before any GPU is asked" \
+        expect_exit 2 "the tile widths are 128" ./step31 --plan 132 -m 64 -n 64 -k 128 --bn 100
+else skp "step31 --bn: step31 is not built"; fi
 if is_built 30; then
     check "step30 --split 9 at K = 1024 (8 k tiles): refused with exit 2 before any GPU is asked" \
         expect_exit 2 "give --split 8 or less" ./step30 --plan 132 -m 64 -n 64 -k 1024 --split 9

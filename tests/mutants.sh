@@ -16,8 +16,8 @@
 # tests/cpu_*.sh files run alone (unit: the unit binaries; golden: whole tables,
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
-# links: the docs' links; nognuplot: plots.sh without gnuplot; plans: Part IV's plans,
-# printed by --plan on the host, steps 25-27 built).  A GPU mutant's
+# links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
+# printed by --plan on the host, steps 25-27, 30 and 31 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
 # the steps in MUTANT_GPU_STEPS (default "0 10 17"), or for a mutant of a step's own
 # file (steps/vN_*/), step N alone.
@@ -99,6 +99,7 @@ p1 ||| plans ||| steps/v27_tile_width/gemm.cu ||| const double cost = plan_for(m
 p2 ||| plans ||| steps/v27_tile_width/gemm.cu ||| bn >= MIN_BN; bn -= 64) ||| bn >= MIN_BN; bn -= 128) ||| v27: the widths 64 and 192 never tried
 p3 ||| plans ||| steps/v26_small_m/gemm.cu ||| const int na = m <= 8 ? 8 : ||| const int na = m < 8 ? 8 : ||| v26: M = 8 swapped with n = 16, twice the activations' width
 p4 ||| plans ||| steps/v25_split_k/gemm.cu ||| split = sms / tiles; ||| split = (sms + tiles - 1) / tiles; ||| v25: the split rounded up: more units than SMs, a second wave
+p6 ||| plans ||| steps/v31_fp8_pairs/gemm.cu ||| rounds_of(m, n, 128, clusters128) * 128 <= ||| rounds_of(m, n, 128, clusters128) * 128 < ||| v31: a tie of rounds x width goes to 192 (the vocabulary shape's plan)
 p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
@@ -113,6 +114,7 @@ g12 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b0 = sc[s].b[0][kt %
 g13 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| const float b0 = sc[s].b[0][kt % 4], b1 = sc[s].b[1][kt % 4]; ||| const float b0 = sc[s].b[0][kt % 4], b1 = b0; ||| v29: a tile's columns past a 128-column boundary take the first block's scale
 g14 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| tma_load(sc.a, mapSA, row0, kt, full); ||| tma_load(sc.a, mapSA, row0, 0, full); ||| v29: A's scales of the first k block for every k block
 g15 ||| gpu ||| steps/v30_fp8_last_round/gemm.cu ||| for (int r = 1; r < w.split; ++r) ||| for (int r = 1; r < w.split - 1; ++r) ||| v30: the fix-up leaves the last k range's partial out of the sum
+g16 ||| gpu ||| steps/v31_fp8_pairs/gemm.cu ||| const float b0 = sc[s[q]].b[0][(kt + q) % 4], b1 = sc[s[q]].b[1][(kt + q) % 4]; ||| const float b0 = sc[s[q]].b[0][kt % 4], b1 = sc[s[q]].b[1][kt % 4]; ||| v31: the second k block of a turn takes the first's B scales
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
@@ -184,8 +186,8 @@ run_suite() {
                 harness) . tests/cpu_harness.sh ;;
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
-                plans)   # Part IV's plans on the host (--plan): the steps that choose one
-                    for st in 25 26 27; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                plans)   # the plans on the host (--plan): the steps that choose one
+                    for st in 25 26 27 30 31; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
                 gpu)
                     for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done

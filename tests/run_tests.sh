@@ -294,6 +294,17 @@ else
                         # 300 x 1000 x 1024 cuBLASLt's block-scaled reference is a kernel racecheck flags)
                         san="$san;-m 300 -n 1000 -k 512 --split 4;-m 67 -n 45 -k 1024 --split 4"
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '--bn'; then   # both widths forced: pairs, an odd last turn, both epilogues
+                        for bn in 128 192; do
+                            check "step$s --check-only --bn $bn (-m 513 -n 257 -k 640; -m 4097 -n 4104 -k 4224; -m 1000 -n 7 -k 256)" bash -c \
+                                "./step$s --check-only --bn $bn -m 513 -n 257 -k 640 && ./step$s --check-only --bn $bn -m 4097 -n 4104 -k 4224 &&
+                                 ./step$s --check-only --bn $bn -m 1000 -n 7 -k 256"
+                        done
+                        check "step$s rejects --bn 100 with exit 2" expect_exit 2 "tile widths" ./step$s --check-only -m 64 -n 64 -k 128 --bn 100
+                        # the plan's 67 x 45 x 384 is 128 wide (two k blocks, then one); 1153 x 4104 x 256: pairs in
+                        # 165 cluster tiles on 66 clusters (racecheck clean there; at K 384 cuBLASLt's reference is flagged)
+                        san="$san;-m 67 -n 45 -k 384 --bn 192;-m 1153 -n 4104 -k 256"
+                    fi
                 else
                     check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 128)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 128
                     for shp in "-m 1000 -n 7 -k 48" "-m 7 -n 1023 -k 2064" "-m 127 -n 2049 -k 16" "-m 1 -n 1 -k 4112" \
