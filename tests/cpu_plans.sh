@@ -64,3 +64,15 @@ if is_built 27; then
     check "step27 --plan runs with no GPU: every public shape, both variants (48 lines)" bash -c \
         "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step27 --plan 132 | grep -c '^  plan')\" -eq 48 ]"
 else skp "step27 --plan 0 and the public shapes: step27 is not built"; fi
+# v32: the per-tensor tile's width, 128 to 256 in steps of 16, where it saves 10% of the 256-wide tile's time
+plan_is 32 132 "-m 4096 -n 2112 -k 7168" "^  plan for 4096 x 2112 x 7168: 128 x 176 tiles, 3 rounds of 56 k tiles: 93.6 us predicted \(128 x 256: 3 rounds, 134.2 us\)$"
+plan_is 32 132 "-m 4096 -n 2112 -k 7168" "^  plan \(w256\) for 4096 x 2112 x 7168: 128 x 256 tiles"
+plan_is 32 132 "-m 1024 -n 1024 -k 1024" "^  plan for 1024 x 1024 x 1024: 128 x 128 tiles"
+plan_is 32 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: 128 x 256 tiles, 16 rounds"
+plan_is 32 132 "-m 4096 -n 24576 -k 1536" "^  plan for 4096 x 24576 x 1536: 128 x 256 tiles"
+plan_is 32 132 "-m 3072 -n 3072 -k 3072" "^  plan for 3072 x 3072 x 3072: 128 x 192 tiles, 3 rounds"
+plan_is 32 132 "-m 4096 -n 2112 -k 7168 --bn 144" "^  plan for 4096 x 2112 x 7168: 128 x 144 tiles"
+if is_built 32; then
+    check "step32 --bn 100: refused with exit 2 before any GPU is asked" \
+        expect_exit 2 "the tile widths are 128 to 256 in steps of 16" ./step32 --plan 132 -m 64 -n 64 -k 128 --bn 100
+else skp "step32 --bn: step32 is not built"; fi

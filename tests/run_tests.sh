@@ -319,6 +319,15 @@ else
                     check "step$s at 256 x 256 x 4096: the note gives cuBLASLt's two accumulation modes and their rel_err" bash -c \
                         "./step$s -m 256 -n 256 -k 4096 --iters 3 --warmup 1 --budget 5 | grep -qE 'fast accumulation .*rel_err [0-9.e+-]+; promoted accumulation [0-9.]+ us, rel_err'"
                     san="-m 67 -n 45 -k 272;-m 1153 -n 4104 -k 16"; huge="-m 200000 -n 200000 -k 16"
+                    if ./step$s --help 2>&1 | grep -q -- '--bn'; then   # every width forced: tail boxes, both epilogues
+                        for bn in 128 144 160 176 192 208 224 240 256; do
+                            check "step$s --check-only --bn $bn (-m 513 -n 1001 -k 144; -m 4097 -n 4104 -k 4112; -m 300 -n 2112 -k 272)" bash -c \
+                                "./step$s --check-only --bn $bn -m 513 -n 1001 -k 144 && ./step$s --check-only --bn $bn -m 4097 -n 4104 -k 4112 &&
+                                 ./step$s --check-only --bn $bn -m 300 -n 2112 -k 272"
+                        done
+                        check "step$s rejects --bn 100 with exit 2" expect_exit 2 "tile widths" ./step$s --check-only -m 64 -n 64 -k 128 --bn 100
+                        san="$san;-m 1153 -n 4104 -k 16 --bn 176"   # a 48-column tail box, 120 cluster tiles on 66 clusters
+                    fi
                     san_tools="memcheck racecheck synccheck"
                 fi ;;
             "")
