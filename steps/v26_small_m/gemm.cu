@@ -36,7 +36,6 @@
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40
 #define CONSUMER_REGS 232
-#define LAG WG_PENDING
 // The ring: 192 of the 227 KB a block may have, the rest for C's staging boxes and the alignment.
 template <int BN> __host__ __device__ constexpr int stages() {
     // 4 x 48 KB (128 x 256), 6 x 32 KB (128 x 128); a swapped tile (128 weight rows x BN <= 64
@@ -47,7 +46,7 @@ template <int BN> __host__ __device__ constexpr int stages() {
 static_assert(BK == 64, "BK bf16 = one 128-byte row: the TMA's and wgmma's 128-byte swizzle");
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "the roles' registers fit the SM's 64K");
 static_assert(128 + 26 <= 65536 / NUM_THREADS / 8 * 8, "an m64n256 wgmma compiles within the cap at entry (v22)");
-static_assert(stages<128>() - LAG >= 2 && stages<256>() - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
+static_assert(stages<128>() - WG_PENDING >= 2 && stages<256>() - WG_PENDING >= 2, "a tile in flight, one multiplied, WG_PENDING still read by running batches");
 static_assert(GROUP_M >= 1 && CS_COLS % 64 == 0 && 128 % CS_COLS == 0, "whole groups; whole 64-column boxes of C");
 
 // mbarriers: a 64-bit word in shared memory, addressed by its 32-bit shared address.
@@ -318,13 +317,13 @@ gemm_split(int M, int N, const Work w, const __grid_constant__ CUtensorMap mapA,
                 for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64nNk16(acc, da + 2 * kk, db + 2 * kk, kt > kb || kk > 0);
                 wgmma_commit();
                 wgmma_wait<WG_PENDING>();
-                if (kt - kb >= LAG && lane == 0) mbar_arrive(&empty[(it - LAG) % STAGES]);
+                if (kt - kb >= WG_PENDING && lane == 0) mbar_arrive(&empty[(it - WG_PENDING) % STAGES]);
             }
             wgmma_wait<0>();
             fence_acc(acc);
             const int nk = ke - kb;
             if (lane == 0)   // this unit's last stages, released before the epilogue (v23)
-                for (int j = max(nk - LAG, 0); j < nk; ++j) mbar_arrive(&empty[(it - nk + j) % STAGES]);
+                for (int j = max(nk - WG_PENDING, 0); j < nk; ++j) mbar_arrive(&empty[(it - nk + j) % STAGES]);
 
             if (w.split > 1 && !fix_up<BN>(acc, w, tile, s, cw, row0 + 64 * cw + 16 * warp < M, &last_flag[cw]))
                 continue;   // our partial is in the workspace; the tile's last unit stores C

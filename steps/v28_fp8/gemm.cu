@@ -45,7 +45,6 @@
 #define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
 #define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
 #define CONSUMER_REGS 232   // 128 accumulators + descriptors, indices, the epilogue's addresses
-#define LAG WG_PENDING   // the stage released at k tile kt is kt - LAG's: as soon as no batch reads it
 static_assert(BM % 64 == 0 && BN == 256, "warpgroups of m64n256 tile the block");
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
@@ -54,7 +53,7 @@ static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
               "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's page)");
 static_assert(BM <= 256, "a TMA box has at most 256 rows");
 static_assert(BK % 32 == 0, "k steps of 32");
-static_assert(STAGES - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
+static_assert(STAGES - WG_PENDING >= 2, "a tile in flight, one multiplied, WG_PENDING still read by running batches");
 static_assert(GROUP_M >= 1, "a group has at least one M-tile");
 static_assert(CLUSTER_M <= 8, "8 blocks: the largest portable cluster");
 static_assert(BN % (8 * CLUSTER_M) == 0, "each block's slice of B's box is whole 8-row groups (1024 bytes: the swizzle's period)");
@@ -291,14 +290,14 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
                 wgmma_commit();
                 wgmma_wait<WG_PENDING>();
                 // No batch reads that stage any more: lane r tells block r of the cluster.
-                if (kt >= LAG && lane < CLUSTER_M) mbar_arrive_cluster(&empty[(it - LAG) % STAGES], lane);
+                if (kt >= WG_PENDING && lane < CLUSTER_M) mbar_arrive_cluster(&empty[(it - WG_PENDING) % STAGES], lane);
             }
             wgmma_wait<0>();
             fence_acc(acc);   // the epilogue reads acc only after the last batch is done
             // Release this tile's last stages now, before the epilogue: the producer
             // fills them with the next tile's first k tiles while we store this one.
             if (lane < CLUSTER_M)
-                for (int j = max(tilesK - LAG, 0); j < tilesK; ++j) mbar_arrive_cluster(&empty[(it - tilesK + j) % STAGES], lane);
+                for (int j = max(tilesK - WG_PENDING, 0); j < tilesK; ++j) mbar_arrive_cluster(&empty[(it - tilesK + j) % STAGES], lane);
 
             // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16 w ..
             // 16 w + 15; acc[4 j + 2 h + e] is row g + 8 h, column 8 j + 2 t + e.

@@ -43,7 +43,6 @@
 #define CONSUMER_REGS 232   // up to 128 accumulators + descriptors, indices, the epilogue's addresses
 #define MIN_BN 128   // the widths: MIN_BN, MIN_BN + 16, .. MAX_BN
 #define MAX_BN 256
-#define LAG WG_PENDING   // the stage released at k tile kt is kt - LAG's: as soon as no batch reads it
 // Per width: columns of C staged per TMA store round (128 where the width is a multiple of
 // 128, as v28; else 64), and the ring's stages in what shared memory is left: 6 at 128 and
 // 144, 5 at 160-192, 4 at 208-256 (48 KB a stage at 256, as v28).
@@ -57,7 +56,7 @@ template <int BN> __host__ __device__ constexpr void check_width() {
     static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
                   "each wgmma compiles within the cap at entry, whatever setmaxnreg.inc raises it to: m64n256 needs 154 "
                   "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's page)");
-    static_assert(stages<BN>() - LAG >= 2, "a tile in flight, one multiplied, LAG not yet released");
+    static_assert(stages<BN>() - WG_PENDING >= 2, "a tile in flight, one multiplied, WG_PENDING still read by running batches");
 }
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
               "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
@@ -349,14 +348,14 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
                 wgmma_commit();
                 wgmma_wait<WG_PENDING>();
                 // No batch reads that stage any more: lane r tells block r of the cluster.
-                if (kt >= LAG && lane < CLUSTER_M) mbar_arrive_cluster(&empty[(it - LAG) % STAGES], lane);
+                if (kt >= WG_PENDING && lane < CLUSTER_M) mbar_arrive_cluster(&empty[(it - WG_PENDING) % STAGES], lane);
             }
             wgmma_wait<0>();
             fence_acc(acc);   // the epilogue reads acc only after the last batch is done
             // Release this tile's last stages now, before the epilogue: the producer
             // fills them with the next tile's first k tiles while we store this one.
             if (lane < CLUSTER_M)
-                for (int j = max(tilesK - LAG, 0); j < tilesK; ++j) mbar_arrive_cluster(&empty[(it - tilesK + j) % STAGES], lane);
+                for (int j = max(tilesK - WG_PENDING, 0); j < tilesK; ++j) mbar_arrive_cluster(&empty[(it - tilesK + j) % STAGES], lane);
 
             // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16 w ..
             // 16 w + 15; acc[4 j + 2 h + e] is row g + 8 h, column 8 j + 2 t + e.
