@@ -167,69 +167,54 @@ template <int R> __device__ __forceinline__ void fence_acc(float (&d)[R]) {
 // d (64 x BN fp32, BN / 2 per thread) += A (64 x 32, K-major) * B (BN x 32, K-major)^T in
 // e4m3, for the whole warpgroup; with acc = 0, d = A * B (the first k step: no zero-filling
 // of d).  The trailing 1, 1: A and B scaled by +1.  FP8 has no transpose operands: both
-// tiles must be K-major, as they are here.  One instruction per width, the same text with a
-// register list as long as the width: n = BN, BN / 2 registers (%0 ..), then the two
-// descriptors and the accumulate flag.  Gg: registers 8g .. 8g + 7; D8(i): their operands.
+// tiles must be K-major, as they are here.  One wrapper per width (v27's form): the N / 2
+// accumulators are operands %0 .., in REGS_c (c = N / 16 groups of 8 registers), then the
+// two descriptors and the accumulate flag, %(N / 2) .. %(N / 2 + 2) (given as PRED, DESC).
 #define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
               "+f"(d[i + 6]), "+f"(d[i + 7])
-#define G0 "%0, %1, %2, %3, %4, %5, %6, %7"
-#define G1 "%8, %9, %10, %11, %12, %13, %14, %15"
-#define G2 "%16, %17, %18, %19, %20, %21, %22, %23"
-#define G3 "%24, %25, %26, %27, %28, %29, %30, %31"
-#define G4 "%32, %33, %34, %35, %36, %37, %38, %39"
-#define G5 "%40, %41, %42, %43, %44, %45, %46, %47"
-#define G6 "%48, %49, %50, %51, %52, %53, %54, %55"
-#define G7 "%56, %57, %58, %59, %60, %61, %62, %63"
-#define G8 "%64, %65, %66, %67, %68, %69, %70, %71"
-#define G9 "%72, %73, %74, %75, %76, %77, %78, %79"
-#define G10 "%80, %81, %82, %83, %84, %85, %86, %87"
-#define G11 "%88, %89, %90, %91, %92, %93, %94, %95"
-#define G12 "%96, %97, %98, %99, %100, %101, %102, %103"
-#define G13 "%104, %105, %106, %107, %108, %109, %110, %111"
-#define G14 "%112, %113, %114, %115, %116, %117, %118, %119"
-#define G15 "%120, %121, %122, %123, %124, %125, %126, %127"
-#define WGMMA_E4M3(N, PRED, DESC, REGS, ...)                                                                 \
+#define REGS_1 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define REGS_2 REGS_1 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define REGS_3 REGS_2 ", %16, %17, %18, %19, %20, %21, %22, %23"
+#define REGS_4 REGS_3 ", %24, %25, %26, %27, %28, %29, %30, %31"
+#define REGS_5 REGS_4 ", %32, %33, %34, %35, %36, %37, %38, %39"
+#define REGS_6 REGS_5 ", %40, %41, %42, %43, %44, %45, %46, %47"
+#define REGS_7 REGS_6 ", %48, %49, %50, %51, %52, %53, %54, %55"
+#define REGS_8 REGS_7 ", %56, %57, %58, %59, %60, %61, %62, %63"
+#define REGS_9 REGS_8 ", %64, %65, %66, %67, %68, %69, %70, %71"
+#define REGS_10 REGS_9 ", %72, %73, %74, %75, %76, %77, %78, %79"
+#define REGS_11 REGS_10 ", %80, %81, %82, %83, %84, %85, %86, %87"
+#define REGS_12 REGS_11 ", %88, %89, %90, %91, %92, %93, %94, %95"
+#define REGS_13 REGS_12 ", %96, %97, %98, %99, %100, %101, %102, %103"
+#define REGS_14 REGS_13 ", %104, %105, %106, %107, %108, %109, %110, %111"
+#define REGS_15 REGS_14 ", %112, %113, %114, %115, %116, %117, %118, %119"
+#define REGS_16 REGS_15 ", %120, %121, %122, %123, %124, %125, %126, %127"
+#define OUTS_1 D8(0)
+#define OUTS_2 OUTS_1, D8(8)
+#define OUTS_3 OUTS_2, D8(16)
+#define OUTS_4 OUTS_3, D8(24)
+#define OUTS_5 OUTS_4, D8(32)
+#define OUTS_6 OUTS_5, D8(40)
+#define OUTS_7 OUTS_6, D8(48)
+#define OUTS_8 OUTS_7, D8(56)
+#define OUTS_9 OUTS_8, D8(64)
+#define OUTS_10 OUTS_9, D8(72)
+#define OUTS_11 OUTS_10, D8(80)
+#define OUTS_12 OUTS_11, D8(88)
+#define OUTS_13 OUTS_12, D8(96)
+#define OUTS_14 OUTS_13, D8(104)
+#define OUTS_15 OUTS_14, D8(112)
+#define OUTS_16 OUTS_15, D8(120)
+#define WGMMA_WIDTH(N, C, PRED, DESC)                                                                            \
     template <> __device__ __forceinline__ void wgmma_e4m3<N>(float (&d)[N / 2], uint64_t da, uint64_t db, int acc) { \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED ", 0;\n"                                        \
-                     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 {" REGS "}, " DESC ", p, 1, 1;\n}\n" \
-                     : __VA_ARGS__ : "l"(da), "l"(db), "r"(acc));                                            \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED ", 0;\n"                                            \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 {" REGS_##C "}, " DESC ", p, 1, 1;\n}\n" \
+                     : OUTS_##C : "l"(da), "l"(db), "r"(acc));                                                  \
     }
 template <int BN> __device__ __forceinline__ void wgmma_e4m3(float (&d)[BN / 2], uint64_t da, uint64_t db, int acc);
-WGMMA_E4M3(128, "%66", "%64, %65", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56))
-WGMMA_E4M3(144, "%74", "%72, %73", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64))
-WGMMA_E4M3(160, "%82", "%80, %81", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8 ", " G9,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72))
-WGMMA_E4M3(176, "%90", "%88, %89", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8 ", " G9 ", " G10,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80))
-WGMMA_E4M3(192, "%98", "%96, %97", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8 ", " G9 ", " G10 ", " G11,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80), D8(88))
-WGMMA_E4M3(208, "%106", "%104, %105", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8 ", " G9 ", " G10 ", " G11 ", " G12,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80), D8(88), D8(96))
-WGMMA_E4M3(224, "%114", "%112, %113", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8 ", " G9 ", " G10 ", " G11 ", " G12 ", " G13,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80), D8(88), D8(96), D8(104))
-WGMMA_E4M3(240, "%122", "%120, %121", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8 ", " G9 ", " G10 ", " G11 ", " G12 ", " G13 ", " G14,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80), D8(88), D8(96), D8(104), D8(112))
-WGMMA_E4M3(256, "%130", "%128, %129", G0 ", " G1 ", " G2 ", " G3 ", " G4 ", " G5 ", " G6 ", " G7 ", " G8 ", " G9 ", " G10 ", " G11 ", " G12 ", " G13 ", " G14 ", " G15,
-           D8(0), D8(8), D8(16), D8(24), D8(32), D8(40), D8(48), D8(56), D8(64), D8(72), D8(80), D8(88), D8(96), D8(104), D8(112), D8(120))
-#undef WGMMA_E4M3
-#undef G0
-#undef G1
-#undef G2
-#undef G3
-#undef G4
-#undef G5
-#undef G6
-#undef G7
-#undef G8
-#undef G9
-#undef G10
-#undef G11
-#undef G12
-#undef G13
-#undef G14
-#undef G15
+WGMMA_WIDTH(128, 8, "%66", "%64, %65") WGMMA_WIDTH(144, 9, "%74", "%72, %73") WGMMA_WIDTH(160, 10, "%82", "%80, %81")
+WGMMA_WIDTH(176, 11, "%90", "%88, %89") WGMMA_WIDTH(192, 12, "%98", "%96, %97") WGMMA_WIDTH(208, 13, "%106", "%104, %105")
+WGMMA_WIDTH(224, 14, "%114", "%112, %113") WGMMA_WIDTH(240, 15, "%122", "%120, %121") WGMMA_WIDTH(256, 16, "%130", "%128, %129")
+#undef WGMMA_WIDTH
 #undef D8
 
 template <int BN> struct Stage {
