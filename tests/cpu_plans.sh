@@ -5,6 +5,13 @@
 # is_built STEP: stepSTEP was built (make test builds every step; mutants.sh only 25-27).
 is_built() { [[ " $built " == *" $1 "* ]]; }
 
+# plan_refuses STEP "PATTERN" ARGS...: stepSTEP ARGS exits 2 with a line matching PATTERN,
+# before any GPU is asked
+plan_refuses() {
+    local s=$1 pat=$2; shift 2
+    is_built "$s" || { skp "step$s $*: step$s is not built"; return; }
+    check "step$s $*: refused with exit 2 before any GPU is asked" expect_exit 2 "$pat" "./step$s" "$@"
+}
 # plan_is STEP SMS "ARGS" "PATTERN": --plan prints a line matching PATTERN (grep -E)
 plan_is() {
     local s=$1 sms=$2 args=$3 pat=$4
@@ -47,18 +54,9 @@ plan_is 31 132 "-m 4096 -n 2112 -k 7168" "^  plan for 4096 x 2112 x 7168: 128 x 
 plan_is 31 132 "-m 4096 -n 128256 -k 4096" "^  plan for 4096 x 128256 x 4096: 128 x 128 tiles, two k blocks per turn \(rounds x width: 128 wide 243 x 128 = 31104, 192 wide 162 x 192 = 31104\)$"
 plan_is 31 132 "-m 1024 -n 1024 -k 1024" "^  plan for 1024 x 1024 x 1024: 128 x 128 tiles, two k blocks per turn"
 plan_is 31 132 "-m 4096 -n 4096 -k 4096 --bn 192" "^  plan for 4096 x 4096 x 4096: 128 x 192 tiles, one k block per turn"
-if is_built 31; then
-    check "step31 --bn 100: refused with exit 2 before any GPU is asked" \
-        expect_exit 2 "the tile widths are 128" ./step31 --plan 132 -m 64 -n 64 -k 128 --bn 100
-else skp "step31 --bn: step31 is not built"; fi
-if is_built 30; then
-    check "step30 --split 9 at K = 1024 (8 k tiles): refused with exit 2 before any GPU is asked" \
-        expect_exit 2 "give --split 8 or less" ./step30 --plan 132 -m 64 -n 64 -k 1024 --split 9
-else skp "step30 --split: step30 is not built"; fi
-if is_built 24; then
-    check "step24 refuses --plan (one plan for every problem) with exit 2" \
-        expect_exit 2 "one plan for every problem" ./step24 --plan 132 -m 64 -n 64 -k 64
-else skp "step24 --plan: step24 is not built"; fi
+plan_refuses 31 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
+plan_refuses 30 "give --split 8 or less" --plan 132 -m 64 -n 64 -k 1024 --split 9   # K = 1024: 8 k tiles
+plan_refuses 24 "one plan for every problem" --plan 132 -m 64 -n 64 -k 64
 if is_built 27; then
     check "step27 --plan 0 is refused with exit 2" expect_exit 2 "plan" ./step27 --plan 0
     check "step27 --plan runs with no GPU: every public shape, both variants (48 lines)" bash -c \
@@ -72,7 +70,4 @@ plan_is 32 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: 128 x 
 plan_is 32 132 "-m 4096 -n 24576 -k 1536" "^  plan for 4096 x 24576 x 1536: 128 x 256 tiles"
 plan_is 32 132 "-m 3072 -n 3072 -k 3072" "^  plan for 3072 x 3072 x 3072: 128 x 192 tiles, 3 rounds"
 plan_is 32 132 "-m 4096 -n 2112 -k 7168 --bn 144" "^  plan for 4096 x 2112 x 7168: 128 x 144 tiles"
-if is_built 32; then
-    check "step32 --bn 100: refused with exit 2 before any GPU is asked" \
-        expect_exit 2 "the tile widths are 128 to 256 in steps of 16" ./step32 --plan 132 -m 64 -n 64 -k 128 --bn 100
-else skp "step32 --bn: step32 is not built"; fi
+plan_refuses 32 "the tile widths are 128 to 256 in steps of 16" --plan 132 -m 64 -n 64 -k 128 --bn 100
