@@ -6,7 +6,7 @@
  * tensor cores' sums and the promoted ones), and its rounds fit some problems badly: 4096^3
  * is 704 tiles, 5.33 rounds of work on the H100 done in 6, with 3% of the columns past N.
  * A 128 x 128 tile fills them better (7.76 rounds in 8), but v29's loop at 128 wide ran
- * 1-14% slower per column: a consumer waits for its whole batch and promotes it before it
+ * 2-14% slower per column: a consumer waits for its whole batch and promotes it before it
  * issues the next, and a 128-wide batch (256 tensor-pipe clocks) is too short to hide the
  * other consumer's wait and promotion behind.
  *
@@ -15,7 +15,7 @@
  * waits for the second and promotes that.  Acc twice plus sum is 3 x 64 registers per
  * thread at 128 columns (192 of the 232 a consumer has; at 192 columns, 288: no), and a
  * turn is 512 clocks of the tensor pipe again.  Measured, the 128-wide tile then runs at
- * v29's rate per column, and ncu finds the tensor pipe as busy in both (75-80% of the
+ * about v29's rate per column, and ncu finds the tensor pipe as busy in both (75-80% of the
  * active cycles): the gain is the rounds.  So the plan costs each width as rounds x width
  * and keeps v29's 128 x 192 tile, one k block per turn, where that is cheaper (8192^3,
  * 4096 x 2112 x 7168).  --bn 128|192 forces a width; the variant "w192" is v29's plan
@@ -617,7 +617,7 @@ static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream)
 int main(int argc, char **argv) {
     kl_step step = {};
     step.number = 31;
-    step.title = "FP8 block scales, two k blocks per turn: a 128-wide tile at v29's rate per column, the width chosen by rounds (sm_90a)";
+    step.title = "FP8 block scales, two k blocks per turn: a 128-wide tile at about v29's rate per column, the width chosen by rounds (sm_90a)";
     step.min_cc = 90;
     step.only_cc = 90;
     step.accepts = accepts;
