@@ -55,6 +55,14 @@ plan_is 31 132 "-m 4096 -n 128256 -k 4096" "^  plan for 4096 x 128256 x 4096: 12
 plan_is 31 132 "-m 1024 -n 1024 -k 1024" "^  plan for 1024 x 1024 x 1024: 128 x 128 tiles, two k blocks per turn"
 plan_is 31 132 "-m 4096 -n 4096 -k 4096 --bn 192" "^  plan for 4096 x 4096 x 4096: 128 x 192 tiles, one k block per turn"
 plan_refuses 31 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
+# v33: rounds x width x cost, a 192-wide column at 0.95 of a 128-wide one (its page's table)
+plan_is 33 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 128 x 128 tiles, two k blocks per turn \(rounds x width x cost: 128 wide 8 x 128 = 1024, 192 wide 6 x 192 x 0.95 = 1094\)$"
+plan_is 33 132 "-m 4096 -n 14336 -k 4096" "^  plan for 4096 x 14336 x 4096: 128 x 192 tiles, one k block per turn \(rounds x width x cost: 128 wide 28 x 128 = 3584, 192 wide 19 x 192 x 0.95 = 3466\)$"
+plan_is 33 132 "-m 4096 -n 7168 -k 16384" "^  plan for 4096 x 7168 x 16384: 128 x 128 tiles, two k blocks per turn"
+plan_is 33 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: 128 x 192 tiles, one k block per turn"
+plan_is 33 132 "-m 4096 -n 4096 -k 4096" "^  plan \(w192\) for 4096 x 4096 x 4096: 128 x 192 tiles, one k block per turn"
+plan_is 33 132 "-m 4096 -n 14336 -k 4096 --bn 128" "^  plan for 4096 x 14336 x 4096: 128 x 128 tiles, two k blocks per turn"
+plan_refuses 33 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
 plan_refuses 30 "give --split 8 or less" --plan 132 -m 64 -n 64 -k 1024 --split 9   # K = 1024: 8 k tiles
 plan_refuses 24 "one plan for every problem" --plan 132 -m 64 -n 64 -k 64
 if is_built 27; then

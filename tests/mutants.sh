@@ -17,7 +17,7 @@
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
-# printed by --plan on the host, steps 25-27 and 30-32 built).  A GPU mutant's
+# printed by --plan on the host, steps 25-27 and 30-33 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
 # the steps in MUTANT_GPU_STEPS (default "0 10 17"), or for a mutant of a step's own
 # file (steps/vN_*/), step N alone.
@@ -101,6 +101,7 @@ p3 ||| plans ||| steps/v26_small_m/gemm.cu ||| const int na = m <= 8 ? 8 : ||| c
 p4 ||| plans ||| steps/v25_split_k/gemm.cu ||| split = sms / tiles; ||| split = (sms + tiles - 1) / tiles; ||| v25: the split rounded up: more units than SMs, a second wave
 p6 ||| plans ||| steps/v31_fp8_pairs/gemm.cu ||| rounds_of(m, n, 128, clusters128) * 128 <= ||| rounds_of(m, n, 128, clusters128) * 128 < ||| v31: a tie of rounds x width goes to 192 (the vocabulary shape's plan)
 p7 ||| plans ||| steps/v32_fp8_widths/gemm.cu ||| return best_us <= (1.0 - MIN_SAVING) * wide ? best : MAX_BN; ||| return best; ||| v32: any saving takes the narrower tile (224 wide at 8192^3, measured slower)
+p8 ||| plans ||| steps/v33_fp8_chain/gemm.cu ||| (double)rounds * bn * (bn == 192 ? COST_192 : 1.0) ||| (double)rounds * bn ||| v33: the plan without the 192-wide tile's measured cost per column (v31's rounds x width)
 p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
@@ -117,6 +118,7 @@ g14 ||| gpu ||| steps/v29_fp8_block/gemm.cu ||| tma_load(sc.a, mapSA, row0, kt, 
 g15 ||| gpu ||| steps/v30_fp8_last_round/gemm.cu ||| for (int r = 1; r < w.split; ++r) ||| for (int r = 1; r < w.split - 1; ++r) ||| v30: the fix-up leaves the last k range's partial out of the sum
 g16 ||| gpu ||| steps/v31_fp8_pairs/gemm.cu ||| const float b0 = sc[s[q]].b[0][(kt + q) % 4], b1 = sc[s[q]].b[1][(kt + q) % 4]; ||| const float b0 = sc[s[q]].b[0][kt % 4], b1 = sc[s[q]].b[1][kt % 4]; ||| v31: the second k block of a turn takes the first's B scales
 g17 ||| gpu ||| steps/v32_fp8_widths/gemm.cu ||| box + 2 * TW * r + 2 * (8 * (j - c0 / 8) + 2 * t) ||| box + 128 * r + 2 * (8 * (j - c0 / 8) + 2 * t) ||| v32: the tail box's rows staged 128 bytes apart, as a swizzled box's (the map reads them 2 TW apart)
+g18 ||| gpu ||| steps/v33_fp8_chain/gemm.cu ||| if (P > 1 || it == 0)   // at 192 wide ||| if (P > 1)   // at 192 wide ||| v33: at 192 wide the block's first turn no longer waits for its stage (nothing waited for it before)
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
@@ -189,7 +191,7 @@ run_suite() {
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
                 plans)   # the plans on the host (--plan): the steps that choose one
-                    for st in 25 26 27 30 31 32; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    for st in 25 26 27 30 31 32 33; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
                 gpu)
                     for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done

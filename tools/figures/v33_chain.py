@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""docs/img/v33_chain.svg: the 128 x 192 tile's kernel before and after v33 shortened the
+chain a consumer walks after its batch, at the ten problems of the published run: each
+step's `w192` row (the 192-wide tile everywhere: v29's loop in step31, v33's in step33),
+as % of cuBLASLt's block-scaled GEMM timed beside it in the same process.  Every bar is a
+row of results/h100-80gb-hbm3/step31.csv or step33.csv (published_row).
+
+    python3 tools/figures/v33_chain.py   (writes docs/img/v33_chain.svg, or into $FIG_OUT_DIR)
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from svgfig import Fig, footnotes, legend, out_path, published_row
+
+SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+          (4096, 14336, 4096), (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168),
+          (4096, 24576, 1536), (4096, 7168, 16384)]
+OLD_C, NEW_C = '#a6cee3', '#1f78b4'
+X0, PX = 190, 9.0                         # the bars' left edge (at 60%); pixels per percent
+P_MIN, P_MAX = 60, 120                    # the axis: 60% to 120%
+GROUP, BAR = 30, 11                       # a problem's rows, and each bar's height
+
+
+def xp(p):
+    return X0 + (p - P_MIN) * PX
+
+
+def name(m, n, k):
+    return f'{m}^3' if m == n == k else f'{m} x {n} x {k}'
+
+
+def main(out):
+    top = 84
+    h = top + len(SHAPES) * GROUP + 90
+    f = Fig(800, h, fs=12)
+    f.text(400, 22, "v33: the 128 x 192 tile's kernel, before and after its chain was shortened", fs=14,
+           anchor='middle', weight='bold')
+    f.text(400, 40, "FP8 block-scaled GEMM on the H100; each bar: % of cuBLASLt's block-scaled GEMM in the same process",
+           fs=10, anchor='middle')
+    legend(f, 24, 64, [(OLD_C, "v31's w192 row (v29's loop)", 230),
+                       (NEW_C, "v33's w192 row: next stage's wait under the batch, C in one round", 480)])
+    for i, (m, n, k) in enumerate(SHAPES):
+        y = top + i * GROUP
+        old = float(published_row(31, m, n, k, 'w192')['pct_cublas'])
+        new = float(published_row(33, m, n, k, 'w192')['pct_cublas'])
+        f.text(X0 - 8, y + BAR + 4, name(m, n, k), fs=11, anchor='end')
+        for j, (p, c) in enumerate([(old, OLD_C), (new, NEW_C)]):
+            yb = y + j * (BAR + 1)
+            f.rect(X0, yb, (min(p, P_MAX) - P_MIN) * PX, BAR, fill=c, stroke='none', sw=0)
+            f.text(xp(min(p, P_MAX)) + 4, yb + BAR - 2, f'{p:.1f}', fs=9)
+    yb = top + len(SHAPES) * GROUP
+    f.line(X0, top - 4, X0, yb, stroke='#444', sw=1)
+    f.line(X0, yb, xp(P_MAX), yb, stroke='#444', sw=1)
+    for p in range(P_MIN, P_MAX + 1, 10):
+        f.line(xp(p), yb, xp(p), yb + 4, stroke='#444', sw=1)
+        f.text(xp(p), yb + 16, f'{p}%', fs=9, anchor='middle')
+    f.line(xp(100), top - 4, xp(100), yb, stroke='#d62728', sw=1, dash='3,3')
+    footnotes(f, h, ['bars start at 60%. The w192 rows run the 192-wide tile at every problem; the plan of each',
+                     'step picks 128 wide where its rounds cost less (v33: 4096^3, 4096 x 4096 x 14336, ...).'])
+    f.save(out)
+
+
+if __name__ == '__main__':
+    main(out_path('v33_chain.svg'))
