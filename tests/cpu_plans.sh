@@ -37,6 +37,16 @@ plan_is 27 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: tile 1
 plan_is 27 132 "-m 256 -n 4096 -k 4096" "^  plan \(two_widths\) for 256 x 4096 x 4096: tile 128 x 128, split 2: 128 units"
 # the same rule on another GPU: 114 SMs (an H100 PCIe), 1536^3 in 96 tiles is still one wave
 plan_is 27 114 "-m 1536 -n 1536 -k 1536" "tile 128 x 192, split 1: 96 units on 114 SMs, 1 wave$"
+# v34: v27's plan, its divisors checked on the host against `/` at every n the kernel divides
+plan_is 34 132 "-m 1536 -n 1536 -k 1536" "^  plan for 1536 x 1536 x 1536: tile 128 x 192, split 1: 96 units on 132 SMs, 1 wave$"
+plan_is 34 132 "-m 200 -n 1000 -k 4104 --split 5" "^  plan for 200 x 1000 x 4104: tile 128 x 64, split 5: 160 units on 132 SMs, 2 waves$"
+plan_is 34 132 "-m 2100 -n 136 -k 640" "^  plan for 2100 x 136 x 640: tile 128 x 64, split 1: 51 units"   # 17 rows of tiles: a last group of 1
+plan_is 34 132 "-m 17 -n 8192 -k 2048 --split 3" "^  plan for 17 x 8192 x 2048: swapped, 128 weight rows x 32 activations, split 3: 192 units"
+plan_is 34 132 "-m 200000 -n 200000 -k 8192 --swap 1 --bn 64 --split 16" "split 16: 78150000 units on 132 SMs"
+if is_built 34; then
+    check "step34 --plan runs with no GPU: every public shape, one plan each (24 lines), every divisor holds" bash -c \
+        "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step34 --plan 132 | grep -c '^  plan')\" -eq 24 ]"
+else skp "step34 --plan, the public shapes: step34 is not built"; fi
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"

@@ -102,6 +102,7 @@ p4 ||| plans ||| steps/v25_split_k/gemm.cu ||| split = sms / tiles; ||| split = 
 p6 ||| plans ||| steps/v31_fp8_pairs/gemm.cu ||| rounds_of(m, n, 128, clusters128) * 128 <= ||| rounds_of(m, n, 128, clusters128) * 128 < ||| v31: a tie of rounds x width goes to 192 (the vocabulary shape's plan)
 p7 ||| plans ||| steps/v32_fp8_widths/gemm.cu ||| return best_us <= (1.0 - MIN_SAVING) * wide ? best : MAX_BN; ||| return best; ||| v32: any saving takes the narrower tile (224 wide at 8192^3, measured slower)
 p8 ||| plans ||| steps/v33_fp8_chain/gemm.cu ||| (double)rounds * bn * (bn == 192 ? COST_192 : 1.0) ||| (double)rounds * bn ||| v33: the plan without the 192-wide tile's measured cost per column (v31's rounds x width)
+p9 ||| plans ||| steps/v34_index_math/gemm.cu ||| ((1ull << l) - d)) / d + 1; ||| ((1ull << l) - d)) / d; ||| v34: the magic multiplier one short (n / d one too small where n is a multiple of d, d not a power of 2)
 p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
@@ -191,7 +192,7 @@ run_suite() {
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
                 plans)   # the plans on the host (--plan): the steps that choose one
-                    for st in 25 26 27 30 31 32 33; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    for st in 25 26 27 30 31 32 33 34; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
                 gpu)
                     for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
