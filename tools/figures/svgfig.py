@@ -61,6 +61,31 @@ def legend(f, x, y, items):
     return x
 
 
+def pct_bars(f, x0, top, px, p_min, p_max, group, bar, rows, refs=((100, '#d62728'),), fs=(11, 9)):
+    """Horizontal bars of percentages, a group of bars per row from y = top: rows are
+    (label, [(percent, colour), ...]); the axis starts at p_min at x0, px pixels a percent,
+    ticks every 10%, a dashed line at each (percent, colour) of refs.  fs: the label's and
+    the values' font sizes.  Bars past p_max stop there (their value is still printed)."""
+    def xp(p):
+        return x0 + (p - p_min) * px
+    label_fs, value_fs = fs
+    for i, (label, bars) in enumerate(rows):
+        y = top + i * group
+        f.text(x0 - 8, y + bar + label_fs - 7, label, fs=label_fs, anchor='end')
+        for j, (p, c) in enumerate(bars):
+            yb = y + j * (bar + 1)
+            f.rect(x0, yb, (min(p, p_max) - p_min) * px, bar, fill=c, stroke='none', sw=0)
+            f.text(xp(min(p, p_max)) + 4, yb + bar + 7 - value_fs, f'{p:.1f}', fs=value_fs)
+    yb = top + len(rows) * group
+    f.line(x0, top - 4, x0, yb, stroke='#444', sw=1)
+    f.line(x0, yb, xp(p_max), yb, stroke='#444', sw=1)
+    for p in range(p_min, p_max + 1, 10):
+        f.line(xp(p), yb, xp(p), yb + 4, stroke='#444', sw=1)
+        f.text(xp(p), yb + 16, f'{p}%', fs=9, anchor='middle')
+    for p, c in refs:
+        f.line(xp(p), top - 4, xp(p), yb, stroke=c, sw=1, dash='3,3')
+
+
 def footnotes(f, h, lines):
     """The figure's notes, one 11-point line each, 16 pixels apart, ending near the bottom h."""
     for i, s in enumerate(lines):

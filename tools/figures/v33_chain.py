@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, published_row
+from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row
 
 SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
           (4096, 14336, 4096), (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168),
@@ -20,10 +20,6 @@ OLD_C, NEW_C = '#a6cee3', '#1f78b4'
 X0, PX = 190, 9.0                         # the bars' left edge (at 60%); pixels per percent
 P_MIN, P_MAX = 60, 120                    # the axis: 60% to 120%
 GROUP, BAR = 30, 11                       # a problem's rows, and each bar's height
-
-
-def xp(p):
-    return X0 + (p - P_MIN) * PX
 
 
 def name(m, n, k):
@@ -40,22 +36,10 @@ def main(out):
            fs=10, anchor='middle')
     legend(f, 24, 64, [(OLD_C, "v31's w192 row (v29's loop)", 230),
                        (NEW_C, "v33's w192 row: next stage's wait under the batch, C in one round", 480)])
-    for i, (m, n, k) in enumerate(SHAPES):
-        y = top + i * GROUP
-        old = float(published_row(31, m, n, k, 'w192')['pct_cublas'])
-        new = float(published_row(33, m, n, k, 'w192')['pct_cublas'])
-        f.text(X0 - 8, y + BAR + 4, name(m, n, k), fs=11, anchor='end')
-        for j, (p, c) in enumerate([(old, OLD_C), (new, NEW_C)]):
-            yb = y + j * (BAR + 1)
-            f.rect(X0, yb, (min(p, P_MAX) - P_MIN) * PX, BAR, fill=c, stroke='none', sw=0)
-            f.text(xp(min(p, P_MAX)) + 4, yb + BAR - 2, f'{p:.1f}', fs=9)
-    yb = top + len(SHAPES) * GROUP
-    f.line(X0, top - 4, X0, yb, stroke='#444', sw=1)
-    f.line(X0, yb, xp(P_MAX), yb, stroke='#444', sw=1)
-    for p in range(P_MIN, P_MAX + 1, 10):
-        f.line(xp(p), yb, xp(p), yb + 4, stroke='#444', sw=1)
-        f.text(xp(p), yb + 16, f'{p}%', fs=9, anchor='middle')
-    f.line(xp(100), top - 4, xp(100), yb, stroke='#d62728', sw=1, dash='3,3')
+    rows = [(name(m, n, k), [(float(published_row(31, m, n, k, 'w192')['pct_cublas']), OLD_C),
+                             (float(published_row(33, m, n, k, 'w192')['pct_cublas']), NEW_C)])
+            for (m, n, k) in SHAPES]
+    pct_bars(f, X0, top, PX, P_MIN, P_MAX, GROUP, BAR, rows)
     footnotes(f, h, ['bars start at 60%. The w192 rows run the 192-wide tile at every problem; the plan of each',
                      'step picks 128 wide where its rounds cost less (v33: 4096^3, 4096 x 4096 x 14336, ...).'])
     f.save(out)
