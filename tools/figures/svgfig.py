@@ -61,6 +61,11 @@ def legend(f, x, y, items):
     return x
 
 
+def shape_name(m, n, k):
+    """A problem as the pages write it: 4096^3, or 4096 x 2112 x 7168."""
+    return f'{m}^3' if m == n == k else f'{m} x {n} x {k}'
+
+
 def pct_bars(f, x0, top, px, p_min, p_max, group, bar, rows, refs=((100, '#d62728'),), fs=(11, 9)):
     """Horizontal bars of percentages, a group of bars per row from y = top: rows are
     (label, [(percent, colour), ...]); the axis starts at p_min at x0, px pixels a percent,

@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row
+from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row, shape_name
 
 SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
           (4096, 14336, 4096), (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168),
@@ -20,10 +20,6 @@ OLD_C, NEW_C = '#a6cee3', '#1f78b4'
 X0, PX = 190, 9.0                         # the bars' left edge (at 60%); pixels per percent
 P_MIN, P_MAX = 60, 120                    # the axis: 60% to 120%
 GROUP, BAR = 30, 11                       # a problem's rows, and each bar's height
-
-
-def name(m, n, k):
-    return f'{m}^3' if m == n == k else f'{m} x {n} x {k}'
 
 
 def main(out):
@@ -36,7 +32,7 @@ def main(out):
            fs=10, anchor='middle')
     legend(f, 24, 64, [(OLD_C, "v31's w192 row (v29's loop)", 230),
                        (NEW_C, "v33's w192 row: next stage's wait under the batch, C in one round", 480)])
-    rows = [(name(m, n, k), [(float(published_row(31, m, n, k, 'w192')['pct_cublas']), OLD_C),
+    rows = [(shape_name(m, n, k), [(float(published_row(31, m, n, k, 'w192')['pct_cublas']), OLD_C),
                              (float(published_row(33, m, n, k, 'w192')['pct_cublas']), NEW_C)])
             for (m, n, k) in SHAPES]
     pct_bars(f, X0, top, PX, P_MIN, P_MAX, GROUP, BAR, rows)

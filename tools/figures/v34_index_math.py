@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row
+from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row, shape_name
 
 SHAPES = [(512, 512, 512), (1024, 1024, 1024), (1536, 1536, 1536), (2048, 2048, 2048), (4096, 4096, 4096),
           (8192, 8192, 8192)] + [(m, n, k) for m in (8, 32, 64, 256, 1024)
@@ -20,10 +20,6 @@ OLD_C, NEW_C = '#fdbf6f', '#ff7f00'
 X0, PX = 190, 9.0                         # the bars' left edge (at 60%); pixels per percent
 P_MIN, P_MAX = 60, 110                    # the axis: 60% to 110%
 GROUP, BAR = 24, 9                        # a problem's rows, and each bar's height
-
-
-def name(m, n, k):
-    return f'{m}^3' if m == n == k else f'{m} x {n} x {k}'
 
 
 def main(out):
@@ -36,7 +32,7 @@ def main(out):
            fs=10, anchor='middle')
     legend(f, 24, 64, [(OLD_C, "step34 divisions (v27's arithmetic)", 260),
                        (NEW_C, "step34: every division a multiply-high", 300)])
-    rows = [(name(m, n, k), [(float(published_row(34, m, n, k, 'divisions')['pct_cublas']), OLD_C),
+    rows = [(shape_name(m, n, k), [(float(published_row(34, m, n, k, 'divisions')['pct_cublas']), OLD_C),
                              (float(published_row(34, m, n, k, '')['pct_cublas']), NEW_C)])
             for (m, n, k) in SHAPES]
     pct_bars(f, X0, top, PX, P_MIN, P_MAX, GROUP, BAR, rows, refs=((95, '#888'), (100, '#d62728')), fs=(10, 8))
