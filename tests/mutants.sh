@@ -17,7 +17,7 @@
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
-# printed by --plan on the host, steps 25-27 and 30-33 built).  A GPU mutant's
+# printed by --plan on the host, steps 25-27 and 30-34 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
 # the steps in MUTANT_GPU_STEPS (default "0 10 17"), or for a mutant of a step's own
 # file (steps/vN_*/), step N alone.

@@ -452,7 +452,8 @@ static double tile_cost(int bn) {
 // 11.4 us unsplit and 13.4 us in two (8 k tiles each) on the H100.  Worth it only for at
 // least 16 k tiles (K = 1024) of work per unit.
 #define MIN_K_TILES_PER_SPLIT 16
-struct Plan { int bn, split, swap; long long tiles, units, waves; };   // swap: C^T = B A^T, bn activations wide
+// swap: C^T = B A^T, bn activations wide.  work: the walk the kernel gets, made by plan_of().
+struct Plan { int bn, split, swap; long long tiles, units, waves; Work work; };
 
 static Plan plan_for(int m, int n, int bn, int split, int sms) {
     Plan p = {bn, split, 0, 0, 0, 0};
@@ -554,11 +555,7 @@ static bool divisors_hold(const Work &w, char *msg, size_t len) {
     return true;
 }
 
-struct Variant {
-    int magic;          // 0: v27's divisions, the control
-    kl_problem said;    // the problem planned last ...
-    Plan plan;          // ... and its plan: chosen once, not on every launch of the timed loop
-};
+struct Variant { int magic; };   // 0: v27's divisions, the control
 
 template <int BN, bool TMA_STORE, bool SWAP> static void allow_smem() {
     CUDA_CHECK(cudaFuncSetAttribute(gemm_split<BN, TMA_STORE, SWAP, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -589,7 +586,7 @@ static void run_plan(int m, int n, int k, const Plan &p, const kl_bf16 *a, const
         cache.a = a, cache.b = b, cache.c = c, cache.m = m, cache.n = n, cache.k = k;
     }
     const int km = SWAP ? n : m, kn = SWAP ? m : n;   // the kernel's M and N
-    Work w = work_for(km, kn, k, BN, p.split);
+    Work w = p.work;
     if (p.split > 1) {
         // The workspace: a 64 x BN fp32 slot per unit and consumer, and a counter per tile and
         // consumer, zeroed once (the last unit of a tile sets its counter back to 0).  It grows
@@ -625,15 +622,21 @@ static void run_plan(int m, int n, int k, const Plan &p, const kl_bf16 *a, const
     KL_CHECK_LAUNCH();
 }
 
-// The plan for m x n x k on `sms` SMs, said in one line (both variants run the same plan).
-// Its divisors are checked here, on the host, before the kernel relies on them.
-static Plan plan_and_say(int m, int n, int k, int sms) {
-    const Plan p = swaps(m) ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);
+// The plan for m x n x k on `sms` SMs and its walk, whose divisors are checked here, on the
+// host, before the kernel relies on them.
+static Plan plan_of(int m, int n, int k, int sms) {
+    Plan p = swaps(m) ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);
+    p.work = p.swap ? work_for(n, m, k, p.bn, p.split) : work_for(m, n, k, p.bn, p.split);
     char why[128];
-    if (!divisors_hold(p.swap ? work_for(n, m, k, p.bn, p.split) : work_for(m, n, k, p.bn, p.split), why, sizeof why)) {
+    if (!divisors_hold(p.work, why, sizeof why)) {
         fprintf(stderr, "step34: a divisor for %d x %d x %d is wrong (%s): make_divisor has a bug\n", m, n, k, why);
         exit(KL_EXIT_WRONG);
     }
+    return p;
+}
+
+// The plan, said in one line.
+static void say_plan(const Plan &p, int m, int n, int k, int sms) {
     if (p.swap)
         printf("  plan for %d x %d x %d: swapped, 128 weight rows x %d activations, split %d: %lld unit%s on %d SMs, "
                "%lld wave%s\n", m, n, k, p.bn, p.split, p.units, p.units == 1 ? "" : "s", sms, p.waves,
@@ -641,22 +644,26 @@ static Plan plan_and_say(int m, int n, int k, int sms) {
     else
         printf("  plan for %d x %d x %d: tile 128 x %d, split %d: %lld unit%s on %d SMs, %lld wave%s\n", m, n, k,
                p.bn, p.split, p.units, p.units == 1 ? "" : "s", sms, p.waves, p.waves == 1 ? "" : "s");
-    return p;
 }
 
-static Variant magic = {1, {0, 0, 0}, {}}, divisions = {0, {0, 0, 0}, {}};
+static Variant magic = {1}, divisions = {0};
 
-static void show_plan(const kl_problem *q, int sms) { plan_and_say(q->m, q->n, q->k, sms); }   // --plan SMS: no GPU
+static void show_plan(const kl_problem *q, int sms) {   // --plan SMS: no GPU
+    say_plan(plan_of(q->m, q->n, q->k, sms), q->m, q->n, q->k, sms);
+}
 
 static void launch(int m, int n, int k, const kl_bf16 *a, const kl_bf16 *b, kl_bf16 *c, void *ctx, cudaStream_t stream) {
     const int sms = prepare<256>();
-    Variant *v = static_cast<Variant *>(ctx);
-    if (m != v->said.m || n != v->said.n || k != v->said.k) {   // a new problem: plan it, and say so above its results
-        if (v == &magic) v->plan = plan_and_say(m, n, k, sms);
-        else v->plan = swaps(m) ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);   // the same plan, said once
-        v->said = (kl_problem){m, n, k};
+    const Variant *v = static_cast<const Variant *>(ctx);
+    // Both variants run the same plan: chosen once per problem, not on every launch of the timed
+    // loop, and said above the problem's results.
+    static kl_problem said = {0, 0, 0};
+    static Plan p;
+    if (m != said.m || n != said.n || k != said.k) {
+        p = plan_of(m, n, k, sms);
+        say_plan(p, m, n, k, sms);
+        said = (kl_problem){m, n, k};
     }
-    const Plan &p = v->plan;
 #define WIDTH(B) \
     case B: v->magic ? run_plan<B, false, true>(m, n, k, p, a, b, c, stream) : run_plan<B, false, false>(m, n, k, p, a, b, c, stream); break;
 #define SWAPPED(B) \
