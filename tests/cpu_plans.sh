@@ -47,6 +47,17 @@ if is_built 34; then
     check "step34 --plan runs with no GPU: every public shape, one plan each (24 lines), every divisor holds" bash -c \
         "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step34 --plan 132 | grep -c '^  plan')\" -eq 24 ]"
 else skp "step34 --plan, the public shapes: step34 is not built"; fi
+# v35: the same rule over 13 widths, 64 to 256 in steps of 16; w64 is v34's plan (its page's tables)
+plan_is 35 132 "-m 1536 -n 1536 -k 1536" "^  plan for 1536 x 1536 x 1536: tile 128 x 144, split 1: 132 units on 132 SMs, 1 wave$"
+plan_is 35 132 "-m 1536 -n 1536 -k 1536" "^  plan \(w64\) for 1536 x 1536 x 1536: tile 128 x 192, split 1: 96 units on 132 SMs, 1 wave$"
+plan_is 35 132 "-m 1536 -n 1536 -k 1536" "^    waves x ns a k step: 256 1 x [0-9.]+ = [0-9]+, 240 .*, 144 1 x [0-9.]+ = [0-9]+, 128 2 x "
+plan_is 35 132 "-m 1536 -n 1536 -k 1536 --bn 80" "^  plan for 1536 x 1536 x 1536: tile 128 x 80, split 1: 240 units on 132 SMs, 2 waves$"
+plan_is 35 132 "-m 32 -n 4096 -k 4096" "^  plan for 32 x 4096 x 4096: swapped, 128 weight rows x 32 activations, split 4: 128 units"
+plan_refuses 35 "steps of 16" --plan 132 -m 1536 -n 1536 -k 1536 --bn 72
+if is_built 35; then
+    check "step35 --plan runs with no GPU: every public shape, a plan for each variant (48 lines), every divisor holds" bash -c \
+        "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step35 --plan 132 | grep -c '^  plan')\" -eq 48 ]"
+else skp "step35 --plan, the public shapes: step35 is not built"; fi
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"

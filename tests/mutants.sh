@@ -17,7 +17,7 @@
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
-# printed by --plan on the host, steps 25-27 and 30-34 built).  A GPU mutant's
+# printed by --plan on the host, steps 25-27 and 30-35 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
 # the steps in MUTANT_GPU_STEPS (default "0 10 17"), or for a mutant of a step's own
 # file (steps/vN_*/), step N alone.
@@ -103,6 +103,7 @@ p6 ||| plans ||| steps/v31_fp8_pairs/gemm.cu ||| rounds_of(m, n, 128, clusters12
 p7 ||| plans ||| steps/v32_fp8_widths/gemm.cu ||| return best_us <= (1.0 - MIN_SAVING) * wide ? best : MAX_BN; ||| return best; ||| v32: any saving takes the narrower tile (224 wide at 8192^3, measured slower)
 p8 ||| plans ||| steps/v33_fp8_chain/gemm.cu ||| (double)rounds * bn * (bn == 192 ? COST_192 : 1.0) ||| (double)rounds * bn ||| v33: the plan without the 192-wide tile's measured cost per column (v31's rounds x width)
 p9 ||| plans ||| steps/v34_index_math/gemm.cu ||| ((1ull << l) - d)) / d + 1; ||| ((1ull << l) - d)) / d; ||| v34: the magic multiplier one short (n / d one too small where n is a multiple of d, d not a power of 2)
+p10 ||| plans ||| steps/v35_fine_widths/gemm.cu ||| static Variant fine = {STEP_BN, ||| static Variant fine = {64, ||| v35: the plan's widths in steps of 64 (v34's four: 1536^3 in 96 tiles of 192)
 p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
@@ -192,7 +193,7 @@ run_suite() {
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
                 plans)   # the plans on the host (--plan): the steps that choose one
-                    for st in 25 26 27 30 31 32 33 34; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    for st in 25 26 27 30 31 32 33 34 35; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
                 gpu)
                     for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done

@@ -262,6 +262,17 @@ else
                         check "step$s rejects --bn 96 with exit 2" expect_exit 2 "tile widths" ./step$s --check-only -m 256 -n 64 -k 64 --bn 96
                         check "step$s rejects --bn at a swapped M with exit 2" expect_exit 2 "swap" ./step$s --check-only -m 8 -n 64 -k 64 --bn 64
                     fi
+                    if ./step$s --help 2>&1 | grep -q 'tile width: 64 to 256 in steps of 16'; then   # v35: every width, forced;
+                        for bn in 64 80 96 112 128 144 160 176 192 208 224 240 256; do   # N % 8 != 0, a tail box cut by N, a split
+                            check "step$s --check-only --bn $bn (N % 8 != 0; the tail box cut by N; split 3)" bash -c \
+                                "./step$s --check-only --swap 1 --bn $bn -m 513 -n 1001 -k 136 &&
+                                 ./step$s --check-only --swap 1 --bn $bn -m 300 -n 1000 -k 72 &&
+                                 ./step$s --check-only --swap 1 --bn $bn -m 200 -n 4104 -k 4104 --split 3"
+                        done
+                        check "step$s rejects --bn 72 with exit 2" expect_exit 2 "steps of 16" ./step$s --check-only -m 256 -n 64 -k 64 --bn 72
+                        check "step$s rejects --bn 48 with exit 2" expect_exit 2 "steps of 16" ./step$s --check-only -m 256 -n 64 -k 64 --bn 48
+                        san="$san;-m 300 -n 1000 -k 256 --swap 1 --bn 144 --split 3;-m 1153 -n 4104 -k 8 --swap 1 --bn 208"   # tails of 16: split, 200 units
+                    fi
                     if ./step$s --help 2>&1 | grep -q -- '--swap'; then   # C^T = B A^T at every activation width
                         for shp in "-m 1 -n 1000 -k 4104" "-m 7 -n 4095 -k 1024" "-m 9 -n 257 -k 64" "-m 33 -n 4104 -k 4096" \
                                    "-m 64 -n 129 -k 8" "-m 17 -n 8192 -k 2048 --split 3"; do
