@@ -75,7 +75,7 @@ def column(f, x0, y1, y2, m, n, k, bn64, bn):
 def main(out):
     y1 = 130
     y2 = y1 + PLOT_H + 70
-    h = y2 + PLOT_H + 56
+    h = y2 + PLOT_H + 66
     f = Fig(800, h, fs=12)
     f.text(400, 22, 'v35: tiles over the 132 SMs, the widths of v34 against widths in steps of 16', fs=14,
            anchor='middle', weight='bold')
