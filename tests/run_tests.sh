@@ -252,26 +252,26 @@ else
                         done
                         check "step$s rejects --split 9 at K = 512 (8 k tiles) with exit 2" expect_exit 2 "split" ./step$s --check-only -m 64 -n 64 -k 512 --split 9
                     fi
-                    if ./step$s --help 2>&1 | grep -q 'tile width: 64, 128, 192'; then   # every tile width, forced, at odd shapes and a split
-                        for bn in 64 128 192 256; do
-                            check "step$s --check-only --bn $bn (N % 8 != 0; more tiles than SMs; split 3)" bash -c \
-                                "./step$s --check-only --swap 1 --bn $bn -m 513 -n 1001 -k 136 &&
-                                 ./step$s --check-only --swap 1 --bn $bn -m 4097 -n 4104 -k 72 &&
-                                 ./step$s --check-only --swap 1 --bn $bn -m 300 -n 2056 -k 4096 --split 3"
-                        done
-                        check "step$s rejects --bn 96 with exit 2" expect_exit 2 "tile widths" ./step$s --check-only -m 256 -n 64 -k 64 --bn 96
-                        check "step$s rejects --bn at a swapped M with exit 2" expect_exit 2 "swap" ./step$s --check-only -m 8 -n 64 -k 64 --bn 64
-                    fi
-                    if ./step$s --help 2>&1 | grep -q 'tile width: 64 to 256 in steps of 16'; then   # v35: every width, forced;
-                        for bn in 64 80 96 112 128 144 160 176 192 208 224 240 256; do   # N % 8 != 0, a tail box cut by N, a split
-                            check "step$s --check-only --bn $bn (N % 8 != 0; the tail box cut by N; split 3)" bash -c \
-                                "./step$s --check-only --swap 1 --bn $bn -m 513 -n 1001 -k 136 &&
-                                 ./step$s --check-only --swap 1 --bn $bn -m 300 -n 1000 -k 72 &&
-                                 ./step$s --check-only --swap 1 --bn $bn -m 200 -n 4104 -k 4104 --split 3"
-                        done
-                        check "step$s rejects --bn 72 with exit 2" expect_exit 2 "steps of 16" ./step$s --check-only -m 256 -n 64 -k 64 --bn 72
-                        check "step$s rejects --bn 48 with exit 2" expect_exit 2 "steps of 16" ./step$s --check-only -m 256 -n 64 -k 64 --bn 48
+                    # every tile width the step offers, forced, at odd shapes: N % 8 != 0 (the register epilogue),
+                    # more tiles than SMs, a last tile (and v35's tail box) cut by N, and a split
+                    widths= refused= why=
+                    if ./step$s --help 2>&1 | grep -q 'tile width: 64, 128, 192'; then widths="64 128 192 256" refused=96 why="tile widths"
+                    elif ./step$s --help 2>&1 | grep -q 'tile width: 64 to 256 in steps of 16'; then   # v35
+                        widths="64 80 96 112 128 144 160 176 192 208 224 240 256" refused="72 48" why="steps of 16"
                         san="$san;-m 300 -n 1000 -k 256 --swap 1 --bn 144 --split 3;-m 1153 -n 4104 -k 8 --swap 1 --bn 208"   # tails of 16: split, 200 units
+                    fi
+                    for bn in $widths; do
+                        check "step$s --check-only --bn $bn (N % 8 != 0; more tiles than SMs; a tile cut by N; split 3)" bash -c \
+                            "./step$s --check-only --swap 1 --bn $bn -m 513 -n 1001 -k 136 &&
+                             ./step$s --check-only --swap 1 --bn $bn -m 4097 -n 4104 -k 72 &&
+                             ./step$s --check-only --swap 1 --bn $bn -m 300 -n 1000 -k 72 &&
+                             ./step$s --check-only --swap 1 --bn $bn -m 200 -n 4104 -k 4104 --split 3"
+                    done
+                    for bn in $refused; do
+                        check "step$s rejects --bn $bn with exit 2" expect_exit 2 "$why" ./step$s --check-only -m 256 -n 64 -k 64 --bn $bn
+                    done
+                    if [ -n "$widths" ]; then
+                        check "step$s rejects --bn at a swapped M with exit 2" expect_exit 2 "swap" ./step$s --check-only -m 8 -n 64 -k 64 --bn 64
                     fi
                     if ./step$s --help 2>&1 | grep -q -- '--swap'; then   # C^T = B A^T at every activation width
                         for shp in "-m 1 -n 1000 -k 4104" "-m 7 -n 4095 -k 1024" "-m 9 -n 257 -k 64" "-m 33 -n 4104 -k 4096" \
