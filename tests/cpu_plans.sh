@@ -19,6 +19,13 @@ plan_is() {
     check "step$s --plan $sms $args: $pat" bash -c \
         "./step$s --plan $sms $args >'$tmp/plan.out' 2>&1 && grep -Eq -- '$pat' '$tmp/plan.out' || { cat '$tmp/plan.out'; exit 1; }"
 }
+# plans_count STEP LINES "WHAT": --plan 132 over the public shapes prints LINES plans, with no GPU
+plans_count() {
+    local s=$1 n=$2 what=$3
+    is_built "$s" || { skp "step$s --plan, the public shapes: step$s is not built"; return; }
+    check "step$s --plan runs with no GPU: every public shape, $what" bash -c \
+        "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step$s --plan 132 | grep -c '^  plan')\" -eq $n ]"
+}
 # v25: split-K where tiles are few (its page's table), the fixed grid beside it
 plan_is 25 132 "-m 32 -n 4096 -k 4096" "^  plan for 32 x 4096 x 4096: tile 128 x 128, split 4: 128 units on 132 SMs, 1 wave$"
 plan_is 25 132 "-m 32 -n 4096 -k 4096" "^  plan \(fixed\) for 32 x 4096 x 4096: tile 128 x 256, split 1: 16 units"
@@ -43,10 +50,7 @@ plan_is 34 132 "-m 200 -n 1000 -k 4104 --split 5" "^  plan for 200 x 1000 x 4104
 plan_is 34 132 "-m 2100 -n 136 -k 640" "^  plan for 2100 x 136 x 640: tile 128 x 64, split 1: 51 units"   # 17 rows of tiles: a last group of 1
 plan_is 34 132 "-m 17 -n 8192 -k 2048 --split 3" "^  plan for 17 x 8192 x 2048: swapped, 128 weight rows x 32 activations, split 3: 192 units"
 plan_is 34 132 "-m 200000 -n 200000 -k 8192 --swap 1 --bn 64 --split 16" "split 16: 78150000 units on 132 SMs"
-if is_built 34; then
-    check "step34 --plan runs with no GPU: every public shape, one plan each (24 lines), every divisor holds" bash -c \
-        "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step34 --plan 132 | grep -c '^  plan')\" -eq 24 ]"
-else skp "step34 --plan, the public shapes: step34 is not built"; fi
+plans_count 34 24 "one plan each (24 lines), every divisor holds"
 # v35: the same rule over 13 widths, 64 to 256 in steps of 16; w64 is v34's plan (its page's tables)
 plan_is 35 132 "-m 1536 -n 1536 -k 1536" "^  plan for 1536 x 1536 x 1536: tile 128 x 144, split 1: 132 units on 132 SMs, 1 wave$"
 plan_is 35 132 "-m 1536 -n 1536 -k 1536" "^  plan \(w64\) for 1536 x 1536 x 1536: tile 128 x 192, split 1: 96 units on 132 SMs, 1 wave$"
@@ -54,10 +58,7 @@ plan_is 35 132 "-m 1536 -n 1536 -k 1536" "^    waves x ns a k step: 256 1 x [0-9
 plan_is 35 132 "-m 1536 -n 1536 -k 1536 --bn 80" "^  plan for 1536 x 1536 x 1536: tile 128 x 80, split 1: 240 units on 132 SMs, 2 waves$"
 plan_is 35 132 "-m 32 -n 4096 -k 4096" "^  plan for 32 x 4096 x 4096: swapped, 128 weight rows x 32 activations, split 4: 128 units"
 plan_refuses 35 "steps of 16" --plan 132 -m 1536 -n 1536 -k 1536 --bn 72
-if is_built 35; then
-    check "step35 --plan runs with no GPU: every public shape, a plan for each variant (48 lines), every divisor holds" bash -c \
-        "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step35 --plan 132 | grep -c '^  plan')\" -eq 48 ]"
-else skp "step35 --plan, the public shapes: step35 is not built"; fi
+plans_count 35 48 "a plan for each variant (48 lines), every divisor holds"
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"
@@ -86,11 +87,8 @@ plan_is 33 132 "-m 4096 -n 14336 -k 4096 --bn 128" "^  plan for 4096 x 14336 x 4
 plan_refuses 33 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
 plan_refuses 30 "give --split 8 or less" --plan 132 -m 64 -n 64 -k 1024 --split 9   # K = 1024: 8 k tiles
 plan_refuses 24 "one plan for every problem" --plan 132 -m 64 -n 64 -k 64
-if is_built 27; then
-    check "step27 --plan 0 is refused with exit 2" expect_exit 2 "plan" ./step27 --plan 0
-    check "step27 --plan runs with no GPU: every public shape, both variants (48 lines)" bash -c \
-        "[ \"\$(env CUDA_VISIBLE_DEVICES= ./step27 --plan 132 | grep -c '^  plan')\" -eq 48 ]"
-else skp "step27 --plan 0 and the public shapes: step27 is not built"; fi
+plan_refuses 27 "plan" --plan 0
+plans_count 27 48 "both variants (48 lines)"
 # v32: the per-tensor tile's width, 128 to 256 in steps of 16, where it saves 10% of the 256-wide tile's time
 plan_is 32 132 "-m 4096 -n 2112 -k 7168" "^  plan for 4096 x 2112 x 7168: 128 x 176 tiles, 3 rounds of 56 k tiles: 93.6 us predicted \(128 x 256: 3 rounds, 134.2 us\)$"
 plan_is 32 132 "-m 4096 -n 2112 -k 7168" "^  plan \(w256\) for 4096 x 2112 x 7168: 128 x 256 tiles"

@@ -20,7 +20,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, published_row
+from svgfig import Fig, footnotes, legend, out_path, published_row, shape_name
 
 SMS = 132
 W64_C, FINE_C, IDLE_C, CUBLAS_C = '#1f78b4', '#33a02c', '#e4e4e4', '#d62728'
@@ -63,8 +63,7 @@ def column(f, x0, y1, y2, m, n, k, bn64, bn):
     fine, w64 = published_row(35, m, n, k, ''), published_row(35, m, n, k, 'w64')
     t_fine, t_w64, t_cublas = float(fine['time_us']), float(w64['time_us']), float(fine['cublas_time_us'])
     t_max = max(t_fine, t_w64, t_cublas) * 1.08
-    name = f'{m}^3' if m == n == k else f'{m} x {n} x {k}'
-    f.text(x0 - 50, y1 - 44, name, fs=13, weight='bold')
+    f.text(x0 - 50, y1 - 44, shape_name(m, n, k), fs=13, weight='bold')
     for y, b, t, c, who in ((y1, bn64, t_w64, W64_C, 'v34 (w64)'), (y2, bn, t_fine, FINE_C, 'v35')):
         tiles = tiles_of(m, n, b)
         waves = math.ceil(tiles / SMS)
