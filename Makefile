@@ -115,10 +115,12 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+# The compiler's output is printed and kept in build/log/stepN.log: ptxas's notes there are
+# checked by tests/cpu_ptxas.sh (a wgmma it had to serialize, C7520, fails the test).
 step%: $$(call step_src,$$*) $(LIB) $(HEADERS) build/flags/step%
 	@test -n "$(filter %.cu,$^)" || { echo "no step $*: $(STEPS)/v$*_*/ does not exist (have: $(STEP_NUMS))"; exit 2; }
 	@$(NEEDS) -v mode=check $(filter %.cu,$^)
-	$(NVCC) $(call step_flags,$*) -o $@ $(filter %.cu,$^) $(LIB) $(LDLIBS)
+	tools/logged.sh build/log/$@.log $(NVCC) $(call step_flags,$*) -o $@ $(filter %.cu,$^) $(LIB) $(LDLIBS)
 
 # The fastest one launch can read S bytes here (tools/read_floor.cu; run_all.sh runs it).
 read_floor: tools/read_floor.cu $(LIB) $(HEADERS) build/flags/read_floor

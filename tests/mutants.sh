@@ -17,7 +17,8 @@
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
-# printed by --plan on the host, steps 25-27 and 30-35 built).  A GPU mutant's
+# printed by --plan on the host, steps 25-27 and 30-35 built; ptxas: the notes ptxas left
+# in a Hopper step's build, step 35 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
 # the steps in MUTANT_GPU_STEPS (default "0 10 17"), or for a mutant of a step's own
 # file (steps/vN_*/), step N alone.
@@ -104,6 +105,7 @@ p7 ||| plans ||| steps/v32_fp8_widths/gemm.cu ||| return best_us <= (1.0 - MIN_S
 p8 ||| plans ||| steps/v33_fp8_chain/gemm.cu ||| (double)rounds * bn * (bn == 192 ? COST_192 : 1.0) ||| (double)rounds * bn ||| v33: the plan without the 192-wide tile's measured cost per column (v31's rounds x width)
 p9 ||| plans ||| steps/v34_index_math/gemm.cu ||| ((1ull << l) - d)) / d + 1; ||| ((1ull << l) - d)) / d; ||| v34: the magic multiplier one short (n / d one too small where n is a multiple of d, d not a power of 2)
 p10 ||| plans ||| steps/v35_fine_widths/gemm.cu ||| static Variant fine = {STEP_BN, ||| static Variant fine = {64, ||| v35: the plan's widths in steps of 64 (v34's four: 1536^3 in 96 tiles of 192)
+p11 ||| ptxas ||| steps/v35_fine_widths/gemm.cu |||                 wgmma_fence(); |||                 if (kt == kb) wgmma_fence(); ||| v35: the fence only before a unit's first batch (ptxas serializes every wgmma: C7520)
 p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
@@ -195,6 +197,9 @@ run_suite() {
                 plans)   # the plans on the host (--plan): the steps that choose one
                     for st in 25 26 27 30 31 32 33 34 35; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
+                ptxas)   # ptxas's notes of a Hopper step's build (steps in MUTANT_PTXAS_STEPS, default 35)
+                    for st in ${MUTANT_PTXAS_STEPS:-35}; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    . tests/cpu_ptxas.sh ;;
                 gpu)
                     for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     steps=$built
