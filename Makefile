@@ -116,7 +116,7 @@ $(LIB): $(LIB_OBJS)
 	ar rcs $@ $^
 
 # The compiler's output is printed and kept in build/log/stepN.log: ptxas's notes there are
-# checked by tests/cpu_ptxas.sh (a wgmma it had to serialize, C7520, fails the test).
+# checked by tests/cpu_ptxas.sh (a note that wgmmas were serialized fails the test).
 step%: $$(call step_src,$$*) $(LIB) $(HEADERS) build/flags/step%
 	@test -n "$(filter %.cu,$^)" || { echo "no step $*: $(STEPS)/v$*_*/ does not exist (have: $(STEP_NUMS))"; exit 2; }
 	@$(NEEDS) -v mode=check $(filter %.cu,$^)
