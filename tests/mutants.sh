@@ -17,11 +17,12 @@
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
-# printed by --plan on the host, steps 25-27 and 30-35 built; ptxas: the notes ptxas left
+# printed by --plan on the host, steps 25-27 and 30-36 built; ptxas: the notes ptxas left
 # in a Hopper step's build, step 35 built).  A GPU mutant's
-# suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel), over
-# the steps in MUTANT_GPU_STEPS (default "0 10 17"), or for a mutant of a step's own
-# file (steps/vN_*/), step N alone.
+# suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel, on fixture
+# steps: the harness) and each built step's --check-only over its default shapes (the
+# step's own kernel; a hang past 120 s fails), over the steps in MUTANT_GPU_STEPS
+# (default "0 10 17"), or for a mutant of a step's own file (steps/vN_*/), step N alone.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . tests/lib.sh   # copy_tree
@@ -106,6 +107,7 @@ p8 ||| plans ||| steps/v33_fp8_chain/gemm.cu ||| (double)rounds * bn * (bn == 19
 p9 ||| plans ||| steps/v34_index_math/gemm.cu ||| ((1ull << l) - d)) / d + 1; ||| ((1ull << l) - d)) / d; ||| v34: the magic multiplier one short (n / d one too small where n is a multiple of d, d not a power of 2)
 p10 ||| plans ||| steps/v35_fine_widths/gemm.cu ||| static Variant fine = {STEP_BN, ||| static Variant fine = {64, ||| v35: the plan's widths in steps of 64 (v34's four: 1536^3 in 96 tiles of 192)
 p11 ||| ptxas ||| steps/v35_fine_widths/gemm.cu |||                 wgmma_fence(); |||                 if (kt == kb) wgmma_fence(); ||| v35: the fence only before a unit's first batch (ptxas serializes every wgmma: C7520)
+p12 ||| plans ||| steps/v36_two_steps/gemm.cu ||| p.two = two; ||| p.two = false; ||| v36: the plan never takes two k steps a turn (v35's loop under v36's name)
 p5 ||| plans ||| common/engine.c ||| if (e.cli.plan_sms) {   /* the plans only: host code, no GPU */ ||| if (0) { ||| --plan parsed, then ignored: the step looks for a GPU
 g1 ||| gpu ||| common/engine.c ||| e->failures += !r->pass; ||| e->failures += 0; ||| engine: the failure count dropped (a wrong result exits 0)
 g2 ||| gpu ||| common/engine.c ||| if (r.bad) { ||| if (0) { ||| engine: a mismatch neither printed nor failed
@@ -123,6 +125,7 @@ g15 ||| gpu ||| steps/v30_fp8_last_round/gemm.cu ||| for (int r = 1; r < w.split
 g16 ||| gpu ||| steps/v31_fp8_pairs/gemm.cu ||| const float b0 = sc[s[q]].b[0][(kt + q) % 4], b1 = sc[s[q]].b[1][(kt + q) % 4]; ||| const float b0 = sc[s[q]].b[0][kt % 4], b1 = sc[s[q]].b[1][kt % 4]; ||| v31: the second k block of a turn takes the first's B scales
 g17 ||| gpu ||| steps/v32_fp8_widths/gemm.cu ||| box + 2 * TW * r + 2 * (8 * (j - c0 / 8) + 2 * t) ||| box + 128 * r + 2 * (8 * (j - c0 / 8) + 2 * t) ||| v32: the tail box's rows staged 128 bytes apart, as a swizzled box's (the map reads them 2 TW apart)
 g18 ||| gpu ||| steps/v33_fp8_chain/gemm.cu ||| if (P > 1 || it == 0)   // at 192 wide ||| if (P > 1)   // at 192 wide ||| v33: at 192 wide the block's first turn no longer waits for its stage (nothing waited for it before)
+g19 ||| gpu ||| steps/v36_two_steps/gemm.cu |||                     k_step(kt + 1); |||                     k_step(kt); ||| v36: a turn's second k step takes the first's index (a unit's second k step starts the sum again)
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
@@ -195,7 +198,7 @@ run_suite() {
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
                 plans)   # the plans on the host (--plan): the steps that choose one
-                    for st in 25 26 27 30 31 32 33 34 35; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    for st in 25 26 27 30 31 32 33 34 35 36; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
                 ptxas)   # ptxas's notes of a Hopper step's build: step 35, the one its mutant edits
                     make -s step35 >"$tmp/build35.log" 2>&1 && built+="35 "
@@ -203,6 +206,9 @@ run_suite() {
                 gpu)
                     for st in $gpu_steps; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     steps=$built
+                    for st in $built; do   # the step's own kernel (the fixtures below test the harness)
+                        check "step$st --check-only over its default shapes (a hang past 120 s fails)" timeout 120 "./step$st" --check-only
+                    done
                     found=0
                     for t in tests/gpu_*.sh; do [ -e "$t" ] && { found=1; . "$t"; }; done
                     [ $found -eq 1 ] || { echo "NOSUITE: no tests/gpu_*.sh here (the checks that must fail on a wrong kernel)"; exit 0; } ;;
