@@ -93,6 +93,11 @@ plan_is 33 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: 128 x 
 plan_is 33 132 "-m 4096 -n 4096 -k 4096" "^  plan \(w192\) for 4096 x 4096 x 4096: 128 x 192 tiles, one k block per turn"
 plan_is 33 132 "-m 4096 -n 14336 -k 4096 --bn 128" "^  plan for 4096 x 14336 x 4096: 128 x 128 tiles, two k blocks per turn"
 plan_refuses 33 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
+# v37: v33's plans; two turns a pass where a turn is one k block (192 wide), never at 128; v33 is the control
+plan_is 37 132 "-m 4096 -n 14336 -k 4096" "^  plan for 4096 x 14336 x 4096: 128 x 192 tiles, one k block per turn \(rounds x width x cost: 128 wide 28 x 128 = 3584, 192 wide 19 x 192 x 0.95 = 3466\), two turns a pass$"
+plan_is 37 132 "-m 4096 -n 14336 -k 4096" "^  plan \(v33\) for 4096 x 14336 x 4096: 128 x 192 tiles, one k block per turn \(rounds x width x cost: 128 wide 28 x 128 = 3584, 192 wide 19 x 192 x 0.95 = 3466\)$"
+plan_is 37 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 128 x 128 tiles, two k blocks per turn \(rounds x width x cost: 128 wide 8 x 128 = 1024, 192 wide 6 x 192 x 0.95 = 1094\)$"
+plan_refuses 37 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
 plan_refuses 30 "give --split 8 or less" --plan 132 -m 64 -n 64 -k 1024 --split 9   # K = 1024: 8 k tiles
 plan_refuses 24 "one plan for every problem" --plan 132 -m 64 -n 64 -k 64
 plan_refuses 27 "plan" --plan 0

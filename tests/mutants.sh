@@ -17,7 +17,7 @@
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
-# printed by --plan on the host, steps 25-27 and 30-36 built; ptxas: the notes ptxas left
+# printed by --plan on the host, steps 25-27 and 30-37 built; ptxas: the notes ptxas left
 # in a Hopper step's build, step 35 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel, on fixture
 # steps: the harness) and each built step's --check-only over its default shapes (the
@@ -126,6 +126,7 @@ g16 ||| gpu ||| steps/v31_fp8_pairs/gemm.cu ||| const float b0 = sc[s[q]].b[0][(
 g17 ||| gpu ||| steps/v32_fp8_widths/gemm.cu ||| box + 2 * TW * r + 2 * (8 * (j - c0 / 8) + 2 * t) ||| box + 128 * r + 2 * (8 * (j - c0 / 8) + 2 * t) ||| v32: the tail box's rows staged 128 bytes apart, as a swizzled box's (the map reads them 2 TW apart)
 g18 ||| gpu ||| steps/v33_fp8_chain/gemm.cu ||| if (P > 1 || it == 0)   // at 192 wide ||| if (P > 1)   // at 192 wide ||| v33: at 192 wide the block's first turn no longer waits for its stage (nothing waited for it before)
 g19 ||| gpu ||| steps/v36_two_steps/gemm.cu |||                     k_step(kt + 1); |||                     k_step(kt); ||| v36: a turn's second k step takes the first's index (a unit's second k step starts the sum again)
+g20 ||| gpu ||| steps/v37_fp8_two_turns/gemm.cu |||                     k_turn(kt + 1); |||                     k_turn(kt); ||| v37: a pass's second turn takes the first's k tile for B's scales (the block before's scale)
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
@@ -198,7 +199,7 @@ run_suite() {
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
                 plans)   # the plans on the host (--plan): the steps that choose one
-                    for st in 25 26 27 30 31 32 33 34 35 36; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                    for st in 25 26 27 30 31 32 33 34 35 36 37; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
                 ptxas)   # ptxas's notes of a Hopper step's build: step 35, the one its mutant edits
                     make -s step35 >"$tmp/build35.log" 2>&1 && built+="35 "
