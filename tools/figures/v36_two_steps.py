@@ -22,7 +22,7 @@ from svgfig import Fig, footnotes, legend, out_path, text_width
 # the consumer's loop bodies 0x600-0xac0 (TWO false: v35's loop) and 0x610-0xf30 (TWO true:
 # v36's), one character per instruction in program order (KINDS below).
 V35 = "S..........T........B.......F............W...........W.......W..........WDR.B"
-V36 = ("S..........TB............F.....................W.........W........W................WDRTB"
+V36 = ("S..........TB..B.........F.....................W.........W........W................WDRTB"
        "..........F...............W..........W........W.....WDR...B")
 
 # character: (colour, legend label)
@@ -144,7 +144,7 @@ def main(out):
     f.h = h = ys + 16 + 28 + 2 * 16
     footnotes(f, h, ['each cell one instruction in program order, not time; from cuobjdump -sass of step36 '
                      '(H100 build)',
-                     "the B right after a T: the wait's retry branch; the last B of a turn: the branch back"])
+                     "a B after a T: the wait's retry branch (or the warp's BRA.DIV); the last B of a turn: the branch back"])
     f.save(out)
 
 
