@@ -2,7 +2,7 @@
 # printed by --plan SMS on the host (no GPU), against the counts their pages teach.
 # Uses ok, bad, skp, check, expect_exit, $tmp, $built.
 
-# is_built STEP: stepSTEP was built (make test builds every step; mutants.sh only 25-27).
+# is_built STEP: stepSTEP was built (make test builds every step; mutants.sh the ones named here).
 is_built() { [[ " $built " == *" $1 "* ]]; }
 
 # plan_refuses STEP "PATTERN" ARGS...: stepSTEP ARGS exits 2 with a line matching PATTERN,

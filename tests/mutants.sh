@@ -17,7 +17,7 @@
 # chart data and a doc page against tests/fixtures/golden/; tables: value markers,
 # headline, ladder and cuBLAS columns (tests/cpu_tables.sh); harness: the layering;
 # links: the docs' links; nognuplot: plots.sh without gnuplot; plans: the plans of Parts IV and V,
-# printed by --plan on the host, steps 25-27 and 30-37 built; ptxas: the notes ptxas left
+# printed by --plan on the host, the steps tests/cpu_plans.sh names built; ptxas: the notes ptxas left
 # in a Hopper step's build, step 35 built).  A GPU mutant's
 # suite is tests/gpu_*.sh (the checks that must fail on a wrong kernel, on fixture
 # steps: the harness) and each built step's --check-only over its default shapes (the
@@ -198,8 +198,8 @@ run_suite() {
                 harness) . tests/cpu_harness.sh ;;
                 links) . tests/cpu_links.sh ;;
                 nognuplot) . tests/cpu_nognuplot.sh ;;
-                plans)   # the plans on the host (--plan): the steps that choose one
-                    for st in 25 26 27 30 31 32 33 34 35 36 37; do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
+                plans)   # the plans on the host (--plan): the steps tests/cpu_plans.sh names
+                    for st in $(grep -o '^plan[a-z_]* [0-9]*' tests/cpu_plans.sh | awk '{print $2}' | sort -un); do make -s "step$st" >"$tmp/build$st.log" 2>&1 && built+="$st "; done
                     . tests/cpu_plans.sh ;;
                 ptxas)   # ptxas's notes of a Hopper step's build: step 35, the one its mutant edits
                     make -s step35 >"$tmp/build35.log" 2>&1 && built+="35 "
