@@ -98,6 +98,13 @@ plan_is 37 132 "-m 4096 -n 14336 -k 4096" "^  plan for 4096 x 14336 x 4096: 128 
 plan_is 37 132 "-m 4096 -n 14336 -k 4096" "^  plan \(v33\) for 4096 x 14336 x 4096: 128 x 192 tiles, one k block per turn \(rounds x width x cost: 128 wide 28 x 128 = 3584, 192 wide 19 x 192 x 0.95 = 3466\)$"
 plan_is 37 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 128 x 128 tiles, two k blocks per turn \(rounds x width x cost: 128 wide 8 x 128 = 1024, 192 wide 6 x 192 x 0.95 = 1094\)$"
 plan_refuses 37 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
+# v38: v32's plan (the width of least rounds x k tiles x the one-wave cost); only where C is stored differs; v32 is the control
+plan_is 38 132 "-m 4096 -n 2112 -k 7168" "^  plan for 4096 x 2112 x 7168: 128 x 176 tiles, 3 rounds of 56 k tiles: 93.6 us predicted \(128 x 256: 3 rounds, 134.2 us\); C stored in 64-column parts, one per k tile of the next tile$"
+plan_is 38 132 "-m 4096 -n 2112 -k 7168" "^  plan \(v32\) for 4096 x 2112 x 7168: 128 x 176 tiles, 3 rounds of 56 k tiles: .*; C stored at each tile.s end$"
+plan_is 38 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 128 x 256 tiles, 4 rounds of 32 k tiles: 102.3 us predicted"
+plan_is 38 132 "-m 4096 -n 4096 -k 4096 --bn 192" "^  plan for 4096 x 4096 x 4096: 128 x 192 tiles, "
+plan_refuses 38 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
+plans_count 38 20 "a plan for each variant (20 lines)"
 plan_refuses 30 "give --split 8 or less" --plan 132 -m 64 -n 64 -k 1024 --split 9   # K = 1024: 8 k tiles
 plan_refuses 24 "one plan for every problem" --plan 132 -m 64 -n 64 -k 64
 plan_refuses 27 "plan" --plan 0

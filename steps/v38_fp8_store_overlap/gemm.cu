@@ -1,0 +1,645 @@
+// build: sm_90a
+/*
+ * Step 38 - FP8 per-tensor: each tile's C stored while the next tile multiplies.
+ *
+ * v32's consumers end every tile the same way: wait for the last wgmma, scale, round to
+ * bf16, write the staging boxes, hand them to the TMA; the tensor cores idle meanwhile.
+ * Built with that epilogue never run, v32 was 7-11% faster at 4096^3 and 10-14% at 4096 x
+ * 24576 x 1536 (12 k tiles a tile): an upper bound on what hiding it can give.
+ *
+ * v38 keeps the tile's C in registers instead, scaled and rounded, two columns to a
+ * register (64 registers at 256 wide, beside the 128 accumulators), and starts the next
+ * tile at once.  The stores go out in parts, one 64-column box per k tile of the next tile,
+ * each after that k tile's wgmma batch is issued, so the batch runs while the part is written.
+ * The size of a part is the lesson's pitfall: v32's 128-column rounds moved into the loop
+ * gained nothing; one 64-column box per k tile did (the page).
+ *
+ * A tile with fewer k tiles than parts sends the rest before it packs its own C; the last
+ * tile's parts go out after the loop.  Everything else is v32's: the widths and the plan,
+ * the tail box, the cluster of two along M, the register epilogue when N % 8 != 0.  The
+ * variant "v32" is this kernel with v32's epilogue, the control.  --bn W forces a width.
+ *
+ * Build and run:   make step38 && ./step38          (an H100 or H200 only)
+ */
+#include "kl.h"
+
+#include <cuda.h>   // CUtensorMap and its enums only: the driver is reached through the runtime
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#define BM 128   // 64 rows of C per consumer warpgroup
+#define BK 128   // e4m3: one byte per element, one 128-byte row
+#define WG_PENDING 1   // wgmma batches left running across the next k tile (0 lost in v20 and v21)
+#define GROUP_M 16   // M-tiles that walk across N together (1: row-major, v22's order)
+#define CLUSTER_M 2   // blocks of a cluster along M: tiles (m, n), (m + 1, n) share B's strip (a cluster of
+                      // one lost: 2-6% slower at 8192^3, docs/v28_fp8.md)
+#define CONSUMERS (BM / 64)                  // one consumer warpgroup per 64 rows
+#define NUM_THREADS (128 * (CONSUMERS + 1))   // + the producer warpgroup
+#define PRODUCER_REGS 40    // a loop counter, two addresses, a parity
+#define CONSUMER_REGS 232   // up to 128 accumulators, 64 registers of the last tile's C, descriptors, indices
+#define MIN_BN 128   // the widths: MIN_BN, MIN_BN + 16, .. MAX_BN
+#define MAX_BN 256
+// Per width: columns of C staged per TMA store round (128 where the width is a multiple of
+// 128, as v28; else 64), and the ring's stages in what shared memory is left: 6 at 128 and
+// 144, 5 at 160-192, 4 at 208-256 (48 KB a stage at 256, as v28).
+template <int BN> __host__ __device__ constexpr int cs_cols() { return BN % 128 == 0 ? 128 : 64; }
+template <int BN> __host__ __device__ constexpr int stages() {
+    return (227 * 1024 - 2048 - CONSUMERS * 64 * cs_cols<BN>() * 2) / ((BM + BN) * BK);
+}
+// The columns of one part of a tile's store: v32's round at a tile's end; 64 (one box) when the
+// parts go out inside the next tile's k loop, one per k tile, each small enough for a batch's shadow.
+template <int BN, bool LATE> __host__ __device__ constexpr int part_cols() { return LATE ? 64 : cs_cols<BN>(); }
+template <int BN> __host__ __device__ constexpr void check_width() {
+    static_assert(BN % 16 == 0 && BN >= MIN_BN && BN <= MAX_BN, "the widths: 128 to 256 in steps of 16");
+    static_assert(BN % (8 * CLUSTER_M) == 0, "each block's slice of B's box is whole 8-row groups (1024 bytes: the swizzle's period)");
+    static_assert(BN / 2 + 26 <= 65536 / NUM_THREADS / 8 * 8,
+                  "each wgmma compiles within the cap at entry, whatever setmaxnreg.inc raises it to: m64n256 needs 154 "
+                  "registers there (C7602), so 512 threads (cap 128) would need two m64n128 (v22's page)");
+    static_assert(stages<BN>() - WG_PENDING >= 2, "a tile in flight, one multiplied, WG_PENDING still read by running batches");
+}
+static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536,
+              "the roles' registers fit the SM's 64K, or setmaxnreg.inc waits forever");
+static_assert(BM <= 256, "a TMA box has at most 256 rows");
+static_assert(BK % 32 == 0, "k steps of 32");
+static_assert(GROUP_M >= 1, "a group has at least one M-tile");
+static_assert(CLUSTER_M <= 8, "8 blocks: the largest portable cluster");
+static_assert(GROUP_M % CLUSTER_M == 0, "a group holds whole cluster tiles");
+
+// SWIZZLE_128B: the TMA box's inner dimension is one 128-byte row, and
+// wgmma reads it as SWIZZLE_128B only if each 8-row group starts on 1024 bytes.
+static_assert(BK == 128, "BK e4m3 = one 128-byte row");
+
+// mbarriers: a 64-bit word in shared memory, addressed by its 32-bit shared address.
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
+}
+// Arrive, and announce `bytes` of copies that must land before the phase completes.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+// Wait until the phase with this parity has completed (phases alternate 0, 1, 0, ...).
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(smem_u32(bar)), "r"(parity) : "memory");
+}
+
+// This block's rank in its cluster, 0 .. CLUSTER_M - 1 (for a 1-D cluster, blockIdx.x % CLUSTER_M).
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// All threads of the cluster arrive, then wait for all.  Relaxed: fence.mbarrier_init releases the
+// init, all that must be seen (arrive.release adds a MEMBAR.ALL.GPU: 0.6 us per launch).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// Arrive on the barrier at the same offset in block `rank` of the cluster (this one included):
+// mapa turns our shared::cta address into that block's shared::cluster address.  The default
+// .release.cta: .release.cluster adds a MEMBAR.ALL.GPU before every arrive, half the speed.
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned rank) {
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
+                 ::"r"(smem_u32(bar)), "r"(rank) : "memory");
+}
+
+// One box of the tensor map at element coordinates (k0, row0) into shared
+// memory, counted on `bar` in bytes when it lands.  Out-of-bounds elements
+// (rows past M or N, columns past K) arrive as zeros and count all the same.
+__device__ __forceinline__ void tma_load(void *dst, const CUtensorMap *map, int k0, int row0, uint64_t *bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(smem_u32(dst)), "l"(map), "r"(k0), "r"(row0), "r"(smem_u32(bar)) : "memory");
+}
+// The same box, read from L2 once and written to offset `dst` in every block whose rank has
+// its bit set in `mask`; each counts the bytes on its own barrier at `bar`'s offset.
+__device__ __forceinline__ void tma_load_mc(void *dst, const CUtensorMap *map, int k0, int row0, uint64_t *bar,
+                                            uint16_t mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
+                 ::"r"(smem_u32(dst)), "l"(map), "r"(k0), "r"(row0), "r"(smem_u32(bar)), "h"(mask) : "memory");
+}
+// The other direction: one box of shared memory to C at (col0, row0), only the elements
+// inside the matrix.  Stores join this thread's open bulk group until commit; wait_group.read 0
+// returns once none of its groups still reads shared memory, wait_group 0 once all have written.
+__device__ __forceinline__ void tma_store(const CUtensorMap *map, const void *src, int col0, int row0) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(map), "r"(col0), "r"(row0), "r"(smem_u32(src)) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Generic-proxy writes to shared memory, made visible to the copy engine (the async proxy).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// A barrier for one consumer warpgroup (id 1 or 2; 0 is __syncthreads's), not the whole block.
+__device__ __forceinline__ void wg_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+
+// A shared-memory matrix descriptor for a K-major tile in the 128-byte
+// swizzle: bits 0-13 address >> 4; 16-29 leading byte offset >> 4 (unused
+// when a row of the tile is one 128-byte swizzle row: 1 by convention);
+// 32-45 stride byte offset >> 4 = 1024 >> 4, from one 8-row group to the
+// next; 49-51 base offset 0 (groups start on 1024 bytes); 62-63 mode 1 = 128B.
+__device__ __forceinline__ uint64_t make_desc(const void *tile) {
+    const uint64_t addr = (unsigned)__cvta_generic_to_shared(tile);
+    return (addr & 0x3FFFF) >> 4 | 1ull << 16 | (1024ull >> 4) << 32 | 1ull << 62;
+}
+
+// Give registers back to the SM's pool, or take them: the whole warpgroup
+// executes it (.sync.aligned), and ptxas allocates the code after it within
+// the new limit (each wgmma instruction excepted: those within the cap at entry).
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R)); }
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R)); }
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+// Tell the compiler the accumulators may change here, so it neither reads
+// them before a wait nor moves their uses across a wgmma still running.
+template <int R> __device__ __forceinline__ void fence_acc(float (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// d (64 x BN fp32, BN / 2 per thread) += A (64 x 32, K-major) * B (BN x 32, K-major)^T in
+// e4m3, for the whole warpgroup; with acc = 0, d = A * B (the first k step: no zero-filling
+// of d).  The trailing 1, 1: A and B scaled by +1.  FP8 has no transpose operands: both
+// tiles must be K-major, as they are here.  One wrapper per width (v27's form): the N / 2
+// accumulators are operands %0 .., in REGS_c (c = N / 16 groups of 8 registers), then the
+// two descriptors and the accumulate flag, %(N / 2) .. %(N / 2 + 2) (given as PRED, DESC).
+#define D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+              "+f"(d[i + 6]), "+f"(d[i + 7])
+#define REGS_1 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define REGS_2 REGS_1 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define REGS_3 REGS_2 ", %16, %17, %18, %19, %20, %21, %22, %23"
+#define REGS_4 REGS_3 ", %24, %25, %26, %27, %28, %29, %30, %31"
+#define REGS_5 REGS_4 ", %32, %33, %34, %35, %36, %37, %38, %39"
+#define REGS_6 REGS_5 ", %40, %41, %42, %43, %44, %45, %46, %47"
+#define REGS_7 REGS_6 ", %48, %49, %50, %51, %52, %53, %54, %55"
+#define REGS_8 REGS_7 ", %56, %57, %58, %59, %60, %61, %62, %63"
+#define REGS_9 REGS_8 ", %64, %65, %66, %67, %68, %69, %70, %71"
+#define REGS_10 REGS_9 ", %72, %73, %74, %75, %76, %77, %78, %79"
+#define REGS_11 REGS_10 ", %80, %81, %82, %83, %84, %85, %86, %87"
+#define REGS_12 REGS_11 ", %88, %89, %90, %91, %92, %93, %94, %95"
+#define REGS_13 REGS_12 ", %96, %97, %98, %99, %100, %101, %102, %103"
+#define REGS_14 REGS_13 ", %104, %105, %106, %107, %108, %109, %110, %111"
+#define REGS_15 REGS_14 ", %112, %113, %114, %115, %116, %117, %118, %119"
+#define REGS_16 REGS_15 ", %120, %121, %122, %123, %124, %125, %126, %127"
+#define OUTS_1 D8(0)
+#define OUTS_2 OUTS_1, D8(8)
+#define OUTS_3 OUTS_2, D8(16)
+#define OUTS_4 OUTS_3, D8(24)
+#define OUTS_5 OUTS_4, D8(32)
+#define OUTS_6 OUTS_5, D8(40)
+#define OUTS_7 OUTS_6, D8(48)
+#define OUTS_8 OUTS_7, D8(56)
+#define OUTS_9 OUTS_8, D8(64)
+#define OUTS_10 OUTS_9, D8(72)
+#define OUTS_11 OUTS_10, D8(80)
+#define OUTS_12 OUTS_11, D8(88)
+#define OUTS_13 OUTS_12, D8(96)
+#define OUTS_14 OUTS_13, D8(104)
+#define OUTS_15 OUTS_14, D8(112)
+#define OUTS_16 OUTS_15, D8(120)
+#define WGMMA_WIDTH(N, C, PRED, DESC)                                                                            \
+    template <> __device__ __forceinline__ void wgmma_e4m3<N>(float (&d)[N / 2], uint64_t da, uint64_t db, int acc) { \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED ", 0;\n"                                            \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 {" REGS_##C "}, " DESC ", p, 1, 1;\n}\n" \
+                     : OUTS_##C : "l"(da), "l"(db), "r"(acc));                                                  \
+    }
+template <int BN> __device__ __forceinline__ void wgmma_e4m3(float (&d)[BN / 2], uint64_t da, uint64_t db, int acc);
+WGMMA_WIDTH(128, 8, "%66", "%64, %65") WGMMA_WIDTH(144, 9, "%74", "%72, %73") WGMMA_WIDTH(160, 10, "%82", "%80, %81")
+WGMMA_WIDTH(176, 11, "%90", "%88, %89") WGMMA_WIDTH(192, 12, "%98", "%96, %97") WGMMA_WIDTH(208, 13, "%106", "%104, %105")
+WGMMA_WIDTH(224, 14, "%114", "%112, %113") WGMMA_WIDTH(240, 15, "%122", "%120, %121") WGMMA_WIDTH(256, 16, "%130", "%128, %129")
+#undef WGMMA_WIDTH
+#undef D8
+
+template <int BN> struct Stage {
+    uint8_t As[BM][BK];   // 128*128 e4m3 = 16 KB, swizzled by the TMA (16 x 1024 bytes: groups stay aligned)
+    uint8_t Bs[BN][BK];   // BN x 128 bytes, swizzled by the TMA (BN % 8 == 0: whole 1024-byte groups)
+};
+// One consumer's C staging: cs_cols / 64 boxes of 64 rows x 64 columns (8 KB each), each in
+// the 128-byte swizzle the C map names: 16-byte chunk c of row r sits at chunk c ^ (r % 8).
+// A width's last 16, 32 or 48 columns (BN % 64) go through the first box unswizzled, rows
+// of BN % 64 columns one after the other: the box of the tail map.
+typedef __nv_bfloat16 CBox[64][64];
+template <int BN> constexpr size_t smem_bytes() {   // the ring, the C staging, 1 KB to align: 185-225 KB
+    return stages<BN>() * sizeof(Stage<BN>) + CONSUMERS * (cs_cols<BN>() / 64) * sizeof(CBox) + 1024;
+}
+
+// The producer of block cm fills its share of stage s with k tile kt of its tile at
+// (row0, col0): its own A box, and slice cm of the B box all blocks of the cluster share
+// (BN / CLUSTER_M rows), into all of them.  Every block's stage ends up whole: 16 KB + BN x
+// 128 bytes on every full barrier.
+template <int BN>
+__device__ __forceinline__ void fill(Stage<BN> &s, uint64_t *full, const CUtensorMap *mapA, const CUtensorMap *mapB,
+                                     int kt, int row0, int col0, int cm) {
+    constexpr int BR = BN / CLUSTER_M;   // rows of each slice
+    mbar_arrive_expect_tx(full, sizeof(Stage<BN>));   // the peers' slices and zero-filled edges included
+    tma_load(s.As, mapA, kt * BK, row0, full);
+    tma_load_mc(s.Bs[BR * cm], mapB, kt * BK, col0 + BR * cm, full, (uint16_t)((1u << CLUSTER_M) - 1));   // to every rank
+}
+
+// Cluster tile number t (CLUSTER_M tiles along M) -> the origin in C of block cm's tile.
+// v23's order, counted in cluster tiles: groups of GROUP_M M-tiles (GROUP_M / CLUSTER_M
+// cluster tiles; the last group may be shorter) walk across N one column at a time.
+template <int BN>
+__device__ __forceinline__ void tile_origin(int t, int ctilesM, int tilesN, int cm, int &row0, int &col0) {
+    constexpr int G = GROUP_M / CLUSTER_M;
+    const int per_group = G * tilesN, first = t / per_group * G;
+    const int rows = min(G, ctilesM - first), r = t % per_group;
+    row0 = ((first + r % rows) * CLUSTER_M + cm) * BM;   // may be >= M: a tile of zeros, stored nowhere
+    col0 = r / rows * BN;
+}
+
+// Part `part` of a warpgroup's 64 x BN of C: CS_COLS columns from part x CS_COLS, from the
+// packed registers into the staging boxes and out through the TMA, at rows r0 .. r0 + 63 and
+// columns col0 .. of C.  The whole warpgroup calls it.  pk[2 j + h] holds row 16 warp + g + 8 h,
+// columns 8 j + 2 t and 8 j + 2 t + 1 (the accumulators' layout, two to a register).
+template <int BN, bool LATE>
+__device__ __forceinline__ void store_part(const __nv_bfloat162 (&pk)[BN / 4], int part, CBox *mine,
+                                            const CUtensorMap *mapC, const CUtensorMap *mapCt, int M, int N, int r0,
+                                            int col0, int warp, int g, int t, int cw) {
+    constexpr int CS_COLS = part_cols<BN, LATE>(), TW = BN % 64;
+#pragma unroll
+    for (int c0 = 0; c0 < BN; c0 += CS_COLS) {
+        if (c0 / CS_COLS != part) continue;   // pk's indices stay constants: one unrolled copy per part
+        // The last part of a width that is not a multiple of 64 is its tail: BN % 64 columns,
+        // one unswizzled box of the tail map (a 64-column box would write into the next tile).
+        const bool tail = TW != 0 && c0 + 64 > BN;
+        // The buffer is free once the copy engine has read the last part out of it.
+        if (threadIdx.x % 128 == 0) bulk_wait_read();
+        wg_barrier(1 + cw);
+#pragma unroll
+        for (int j = c0 / 8; j < (c0 + CS_COLS) / 8; ++j) {
+            if (j >= BN / 8) continue;   // past the tail (the bound stays a constant: v27)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = 16 * warp + g + 8 * h;
+                char *box = reinterpret_cast<char *>(mine[(j - c0 / 8) / 8]);
+                if (!tail)   // row r's chunk (j % 8) at chunk (j % 8) ^ (r % 8), r % 8 = g: the 8 rows
+                             // of a warp's store land on 8 different chunks, 32 lanes on 32 banks
+                    *reinterpret_cast<__nv_bfloat162 *>(box + 128 * r + 16 * ((j % 8) ^ g) + 4 * t) = pk[2 * j + h];
+                else         // rows of TW columns, 2 TW bytes apart
+                    *reinterpret_cast<__nv_bfloat162 *>(box + 2 * TW * r + 2 * (8 * (j - c0 / 8) + 2 * t)) = pk[2 * j + h];
+            }
+        }
+        fence_proxy_async();   // each writer's stores, visible to the TMA ...
+        wg_barrier(1 + cw);    // ... and all 128 writers done before one thread sends the boxes
+        if (threadIdx.x % 128 == 0) {
+            if (tail) {
+                if (r0 < M && col0 + c0 < N) tma_store(mapCt, mine[0], col0 + c0, r0);
+            } else {
+                for (int b = 0; b < CS_COLS / 64; ++b)
+                    if (r0 < M && col0 + c0 + 64 * b < N) tma_store(mapC, mine[b], col0 + c0 + 64 * b, r0);
+            }
+            bulk_commit();
+        }
+    }
+}
+
+// TMA_STORE false: v22's register epilogue, for N % 8 != 0 (no tensor map for C).  LATE: each
+// tile's C goes out during the next tile's first k tiles; false: at its own end (v32's, the control).
+template <int BN, bool TMA_STORE, bool LATE>
+__global__ void __cluster_dims__(CLUSTER_M, 1, 1)   // blocks 2c and 2c + 1 (CLUSTER_M 2): cluster c, one GPC
+__launch_bounds__(NUM_THREADS, 1)   // NUM_THREADS alone gives setmaxnreg its cap at entry; without the 1 the SASS differs
+gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
+         const __grid_constant__ CUtensorMap mapC, const __grid_constant__ CUtensorMap mapCt, __nv_bfloat16 *C,
+         const float *sa, const float *sb) {
+    check_width<BN>();
+    constexpr int STAGES = stages<BN>(), CS_COLS = cs_cols<BN>(), PARTS = (BN + part_cols<BN, LATE>() - 1) / part_cols<BN, LATE>();
+    extern __shared__ __align__(1024) unsigned char smem[];
+    // The descriptors and the TMA's swizzle need 1024-byte alignment, which the
+    // declaration does not guarantee for dynamic shared memory: round up (the launcher adds 1 KB).
+    const unsigned misalign = (unsigned)__cvta_generic_to_shared(smem) % 1024;
+    Stage<BN> *st = reinterpret_cast<Stage<BN> *>(smem + (1024 - misalign) % 1024);   // STAGES x (16 KB + BN x 128)
+    CBox *cs = reinterpret_cast<CBox *>(st + STAGES);   // CONSUMERS x CS_COLS / 64 boxes: 2 x 16 or 2 x 8 KB
+    __shared__ uint64_t full[STAGES], empty[STAGES];   // the two mbarriers of each stage
+
+    // The cluster's unit of work: CLUSTER_M neighbouring tiles along M, one per block.
+    const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
+    const int ctilesM = (tilesM + CLUSTER_M - 1) / CLUSTER_M, ctiles = ctilesM * tilesN;
+    const int cluster = blockIdx.x / CLUSTER_M, clusters = gridDim.x / CLUSTER_M;
+    const int cm = cluster_rank();   // this block's tile within the cluster tile
+    const int wg = threadIdx.x / 128;   // 0: the producer; 1.. : consumer wg - 1, rows 64 (wg - 1) ..
+    const int tilesK = (K + BK - 1) / BK;   // columns past K arrive as zeros
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);                          // the expect_tx arrival; the bytes do the rest
+            mbar_init(&empty[s], 4 * CONSUMERS * CLUSTER_M);   // one arrival per consumer warp of the cluster
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");   // visible to the copy engine and the peer
+    }
+    cluster_sync();   // every block's barriers are initialized before any block signals them
+
+    // Both roles walk the same tiles and count the same k tiles: `it` is the
+    // ring's position over all of this block's tiles, never reset, so stage
+    // it % STAGES holds fill number it / STAGES whatever tile it belongs to,
+    // and the producer runs into the next tile as soon as stages are free.
+    if (wg == 0) {   // ---- producer ----------------------------------------------------
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            int it = 0;
+            for (int ct = cluster; ct < ctiles; ct += clusters) {
+                int row0, col0;
+                tile_origin<BN>(ct, ctilesM, tilesN, cm, row0, col0);
+                for (int kt = 0; kt < tilesK; ++kt, ++it) {
+                    const int s = it % STAGES, f = it / STAGES;
+                    // The consumers of every block released fill f - 1: our slices may overwrite theirs.
+                    if (f > 0) mbar_wait(&empty[s], (f - 1) & 1);
+                    fill(st[s], &full[s], &mapA, &mapB, kt, row0, col0, cm);
+                }
+            }
+            // Exit only after the last release of every stage: then no arrival from the peer's
+            // consumers (and no multicast: ours have taken every fill) can reach a block that is gone.
+            for (int j = max(it - STAGES, 0); j < it; ++j) mbar_wait(&empty[j % STAGES], (j / STAGES) & 1);
+        }
+    } else {         // ---- consumers ---------------------------------------------------
+        setmaxnreg_inc<CONSUMER_REGS>();
+        const float scale = *sa * *sb;   // C = sa sb (A B^T): applied once per element of C
+        const int cw = wg - 1;   // this warpgroup's rows: 64 cw .. 64 cw + 63 of the tile
+        const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+        const int g = lane / 4, t = lane % 4;   // accumulator coordinates, as for mma.sync
+        CBox *mine = cs + cw * (CS_COLS / 64);
+        // The last tile's C, scaled and rounded: two columns a register, BN / 4 registers.  Its
+        // parts go out one per k tile of the next tile (LATE), each while that k tile's
+        // wgmmas run, or all at once when its own k loop ends (v32's epilogue, the control).
+        __nv_bfloat162 pk[BN / 4];
+        int prow = 0, pcol = 0, sent = PARTS;   // its rows and columns in C; its parts sent (PARTS: none waits)
+        int it = 0;
+        for (int ct = cluster; ct < ctiles; ct += clusters) {
+            int row0, col0;
+            tile_origin<BN>(ct, ctilesM, tilesN, cm, row0, col0);
+            float acc[BN / 2];   // 64 x BN of C per warpgroup, not zeroed (v20, C7515)
+            for (int kt = 0; kt < tilesK; ++kt, ++it) {
+                const int s = it % STAGES;
+                mbar_wait(&full[s], (it / STAGES) & 1);
+                __syncwarp();   // the warp together again before the .sync.aligned wgmma (v21)
+                const uint64_t da = make_desc(st[s].As[64 * cw]), db = make_desc(st[s].Bs);
+                wgmma_fence();   // the accumulators' registers are settled before the batch reads them
+#pragma unroll
+                for (int kk = 0; kk < BK / 32; ++kk)   // the next 32 of k: 32 bytes on, encoded >> 4
+                    wgmma_e4m3<BN>(acc, da + 2 * kk, db + 2 * kk, kt > 0 || kk > 0);
+                wgmma_commit();
+                // While this batch runs: one part of the last tile's C, from pk (no accumulator touched).
+                if constexpr (TMA_STORE && LATE)
+                    if (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+                wgmma_wait<WG_PENDING>();
+                // No batch reads that stage any more: lane r tells block r of the cluster.
+                if (kt >= WG_PENDING && lane < CLUSTER_M) mbar_arrive_cluster(&empty[(it - WG_PENDING) % STAGES], lane);
+            }
+            wgmma_wait<0>();
+            fence_acc(acc);   // the epilogue reads acc only after the last batch is done
+            // Release this tile's last stages now, before the epilogue: the producer
+            // fills them with the next tile's first k tiles while we pack this one.
+            if (lane < CLUSTER_M)
+                for (int j = max(tilesK - WG_PENDING, 0); j < tilesK; ++j) mbar_arrive_cluster(&empty[(it - tilesK + j) % STAGES], lane);
+
+            // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16 w ..
+            // 16 w + 15; acc[4 j + 2 h + e] is row g + 8 h, column 8 j + 2 t + e.
+            if constexpr (TMA_STORE) {
+                // Parts of the last tile a short k loop left (fewer k tiles than parts): out now.
+                while (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+#pragma unroll
+                for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        pk[2 * j + h] = __floats2bfloat162_rn(scale * acc[4 * j + 2 * h], scale * acc[4 * j + 2 * h + 1]);
+                prow = row0 + 64 * cw, pcol = col0, sent = 0;
+                if constexpr (!LATE)
+                    while (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+            } else {   // v22's: straight from registers, each pair of columns one 4-byte store when N is even
+#pragma unroll
+                for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = row0 + 64 * cw + 16 * warp + g + 8 * h, c = col0 + 8 * j + 2 * t;
+                        if (r >= M || c >= N) continue;
+                        __nv_bfloat16 *out = C + (size_t)r * N + c;
+                        const float v0 = scale * acc[4 * j + 2 * h], v1 = scale * acc[4 * j + 2 * h + 1];
+                        if (N % 2 == 0) *reinterpret_cast<__nv_bfloat162 *>(out) = __floats2bfloat162_rn(v0, v1);
+                        else {
+                            out[0] = __float2bfloat16_rn(v0);
+                            if (c + 1 < N) out[1] = __float2bfloat16_rn(v1);
+                        }
+                    }
+            }
+        }
+        if constexpr (TMA_STORE) {   // the last tile's parts, then its stores done before the block exits
+            while (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+            if (threadIdx.x % 128 == 0) bulk_wait_all();
+        }
+    }
+}
+
+// A row-major rows x cols matrix of `type` (bf16 or e4m3 as UINT8: the TMA moves bytes)
+// as a 2-D tensor map (dimension 0 = the contiguous columns), in boxes of box_rows x
+// box_cols with the 128-byte swizzle, or none (the tail boxes of C).  The row stride must be a multiple of 16 bytes:
+// cols % 8 == 0 in bf16, cols % 16 == 0 in e4m3.
+static CUtensorMap make_map(const void *base, CUtensorMapDataType type, int elem_bytes, int rows, int cols, int box_rows,
+                            int box_cols, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
+    if (!encode) {   // the driver's entry point, through the runtime: no -lcuda
+        void *fn = NULL;
+        cudaDriverEntryPointQueryResult found;
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+        if (found != cudaDriverEntryPointSuccess || !fn) {
+            fprintf(stderr, "step38: the driver has no cuTensorMapEncodeTiled (CUDA 12.0 or later needed)\n");
+            exit(KL_EXIT_NO_GPU);
+        }
+        encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    }
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)cols * elem_bytes};   // bytes from one row to the next
+    const cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};   // may exceed dims: clipped
+    const cuuint32_t elem_strides[2] = {1, 1};
+    const CUresult r = encode(&map, type, 2, (void *)base, dims, strides, box, elem_strides,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "step38: cuTensorMapEncodeTiled failed (%d) for %d x %d at %p\n", (int)r, rows, cols, base);
+        exit(KL_EXIT_USAGE);
+    }
+    return map;
+}
+
+// Clusters of two blocks resident at once for the BN-wide kernel (one block per SM), after
+// its shared memory is allowed; once per width.
+template <int BN> static int clusters_at_once() {
+    static int clusters_max = 0;
+    if (!clusters_max) {
+        constexpr size_t smem = smem_bytes<BN>();
+        int dev = 0, optin = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        if ((size_t)optin < smem) {
+            fprintf(stderr, "step38: %zu KB of shared memory per block needed; this GPU allows %d KB\n", smem / 1024,
+                    optin / 1024);
+            exit(KL_EXIT_NO_GPU);
+        }
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8<BN, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8<BN, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_fp8<BN, false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        // A cluster's blocks must land on SMs of one GPC at the same time, so the question is
+        // not "blocks per SM" but "clusters at once": the occupancy API answers it per GPC.
+        const cudaLaunchConfig_t cfg = {dim3(CLUSTER_M), dim3(NUM_THREADS), smem, 0, NULL, 0};   // grid, block, smem
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters_max, (const void *)gemm_fp8<BN, true, true>, &cfg));
+        if (clusters_max < 1) {
+            fprintf(stderr, "step38: no cluster of %d blocks of %zu KB fits on this GPU at once\n", CLUSTER_M, smem / 1024);
+            exit(KL_EXIT_NO_GPU);
+        }
+    }
+    return clusters_max;
+}
+
+// One launch of the BN-wide kernel over the whole problem.
+template <int BN, bool LATE> static void launch_width(const kl_gemm_fp8_args *args, cudaStream_t stream) {
+    const int m = args->m, n = args->n, k = args->k;
+    const uint8_t *a = args->a, *b = args->b;
+    kl_bf16 *c = args->c;
+    const int clusters_max = clusters_at_once<BN>();
+    // The maps depend on the pointers and sizes only: built again when they change, not on
+    // every launch of the timed loop (one cache per width: B's box is BN / 2 rows).
+    static struct { const uint8_t *a, *b; kl_bf16 *c; int m, n, k; CUtensorMap mapA, mapB, mapC, mapCt; } cache = {};
+    if (cache.a != a || cache.b != b || cache.c != c || cache.m != m || cache.n != n || cache.k != k) {
+        cache.mapA = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, m, k, BM, BK);
+        cache.mapB = make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, n, k, BN / CLUSTER_M, BK);   // one slice of the shared box
+        cache.mapC = cache.mapCt = {};
+        if (n % 8 == 0) {   // 16-byte rows, or no map
+            cache.mapC = make_map(c, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, m, n, 64, 64);
+            if (BN % 64)   // the tail: 64 rows of BN % 64 columns, unswizzled
+                cache.mapCt = make_map(c, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, m, n, 64, BN % 64, CU_TENSOR_MAP_SWIZZLE_NONE);
+        }
+        cache.a = a, cache.b = b, cache.c = c, cache.m = m, cache.n = n, cache.k = k;
+    }
+    const long long ctiles = (long long)((m + CLUSTER_M * BM - 1) / (CLUSTER_M * BM)) *
+                             ((n + BN - 1) / BN);   // < 2^31 for any C that fits
+    const unsigned grid = CLUSTER_M * (unsigned)(ctiles < clusters_max ? ctiles : clusters_max);   // whole clusters
+    constexpr size_t smem = smem_bytes<BN>();
+    if (n % 8 == 0)
+        gemm_fp8<BN, true, LATE><<<grid, NUM_THREADS, smem, stream>>>(m, n, k, cache.mapA, cache.mapB, cache.mapC, cache.mapCt,
+                                                                (__nv_bfloat16 *)c, args->sa, args->sb);
+    else
+        gemm_fp8<BN, false, false><<<grid, NUM_THREADS, smem, stream>>>(m, n, k, cache.mapA, cache.mapB, cache.mapC,
+                                                                        cache.mapCt, (__nv_bfloat16 *)c, args->sa, args->sb);
+    KL_CHECK_LAUNCH();
+}
+
+// ---- the plan (host only: --plan prints it with no GPU) ----------------------------------
+static int opt_bn = 0;   // --bn: the tile's width (0: chosen per problem)
+
+// The time of one k tile of a 128 x BN tile when every SM runs one (a round), in ns: one
+// wave of 66 cluster tiles, K = 8192, ./step32 --bn BN -m 1536 -n 11BN -k 8192 on the H100
+// (v32's page).  Index (BN - 128) / 16.
+static double k_tile_ns(int bn) {
+    static const double ns[] = {472, 488, 513, 557, 602, 654, 688, 749, 799};   // BN 128, 144, .. 256
+    return ns[(bn - MIN_BN) / 16];
+}
+
+// Rounds of the BN-wide tiles: cluster tiles (two tiles along M) over the clusters at once.
+static long long rounds_of(int m, int n, int bn, int clusters) {
+    const long long ctiles = (long long)((m + CLUSTER_M * BM - 1) / (CLUSTER_M * BM)) * ((n + bn - 1) / bn);
+    return (ctiles + clusters - 1) / clusters;
+}
+
+// The plan (v32's): the width of least rounds x k tiles x k_tile_ns, if that saves at least
+// MIN_SAVING of the 256-wide tile's time; else 256.  The one-wave costs do not carry over to
+// many rounds in full: 224 wide, predicted 1.6-3.1% faster than 256 at five problems of the
+// list, ran 0.4-8% slower at each (v32's page).
+#define MIN_SAVING 0.10
+static double predicted_us(int m, int n, int k, int bn, int clusters) {
+    return rounds_of(m, n, bn, clusters) * (double)((k + BK - 1) / BK) * k_tile_ns(bn) / 1000.0;
+}
+static int width_for(int m, int n, int k, int clusters) {
+    if (opt_bn) return opt_bn;
+    const double wide = predicted_us(m, n, k, MAX_BN, clusters);
+    int best = MAX_BN;
+    double best_us = wide;
+    for (int bn = MAX_BN - 16; bn >= MIN_BN; bn -= 16) {
+        const double us = predicted_us(m, n, k, bn, clusters);
+        if (us < best_us) best_us = us, best = bn;
+    }
+    return best_us <= (1.0 - MIN_SAVING) * wide ? best : MAX_BN;
+}
+
+static int accepts(const kl_problem *p, char *msg, size_t len) {
+    (void)p;
+    if (opt_bn != 0 && (opt_bn < MIN_BN || opt_bn > MAX_BN || opt_bn % 16)) {
+        snprintf(msg, len, "--bn %d: the tile widths are %d to %d in steps of 16; give one of them, or 0 to let the "
+                 "plan choose", opt_bn, MIN_BN, MAX_BN);
+        return 1;
+    }
+    return 0;
+}
+
+struct Variant {
+    int late;         // 1: each tile's C stored during the next tile's k loop; 0: at its end (v32's), the control
+    kl_problem said;  // the problem planned last ...
+    int bn;           // ... and its width
+};
+static Variant chosen = {1, {0, 0, 0}, 0}, v32 = {0, {0, 0, 0}, 0};
+
+// The plan for m x n x k, said in one line: the width, its rounds and the predicted time, 256
+// beside it, and where C is stored.  Both variants run the same plan.
+static int plan_and_say(const Variant *v, int m, int n, int k, int clusters) {
+    const int bn = width_for(m, n, k, clusters);
+    const long long tilesK = (k + BK - 1) / BK;
+    const long long r = rounds_of(m, n, bn, clusters), r256 = rounds_of(m, n, MAX_BN, clusters);
+    printf("  plan%s for %d x %d x %d: 128 x %d tiles, %lld round%s of %lld k tiles: %.1f us predicted "
+           "(128 x 256: %lld round%s, %.1f us); C %s\n", v->late ? "" : " (v32)", m, n, k, bn, r, r == 1 ? "" : "s",
+           tilesK, predicted_us(m, n, k, bn, clusters), r256, r256 == 1 ? "" : "s", predicted_us(m, n, k, MAX_BN, clusters),
+           v->late ? "stored in 64-column parts, one per k tile of the next tile" : "stored at each tile's end");
+    return bn;
+}
+
+static void show_plan(const kl_problem *q, int sms) {   // --plan SMS: both variants' plans, no GPU
+    plan_and_say(&chosen, q->m, q->n, q->k, sms / CLUSTER_M);
+    plan_and_say(&v32, q->m, q->n, q->k, sms / CLUSTER_M);
+}
+
+template <bool LATE> static void launch_planned(int bn, const kl_gemm_fp8_args *args, cudaStream_t stream) {
+    switch (bn) {
+    case 128: launch_width<128, LATE>(args, stream); break;
+    case 144: launch_width<144, LATE>(args, stream); break;
+    case 160: launch_width<160, LATE>(args, stream); break;
+    case 176: launch_width<176, LATE>(args, stream); break;
+    case 192: launch_width<192, LATE>(args, stream); break;
+    case 208: launch_width<208, LATE>(args, stream); break;
+    case 224: launch_width<224, LATE>(args, stream); break;
+    case 240: launch_width<240, LATE>(args, stream); break;
+    default: launch_width<256, LATE>(args, stream); break;
+    }
+}
+
+static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream) {
+    Variant *v = static_cast<Variant *>(ctx);
+    if (args->m != v->said.m || args->n != v->said.n || args->k != v->said.k) {   // a new problem: plan it, and say so
+        v->bn = plan_and_say(v, args->m, args->n, args->k, clusters_at_once<MAX_BN>());
+        v->said = (kl_problem){args->m, args->n, args->k};
+    }
+    if (v->late) launch_planned<true>(v->bn, args, stream);
+    else launch_planned<false>(v->bn, args, stream);
+}
+
+int main(int argc, char **argv) {
+    kl_step step = {};
+    step.number = 38;
+    step.title = "FP8 per-tensor, each tile's C stored during the next tile's first k tiles (sm_90a)";
+    step.min_cc = 90;
+    step.only_cc = 90;
+    step.accepts = accepts;
+    step.show_plan = show_plan;
+    step.kernels[0].op = &kl_op_gemm_fp8;
+    step.kernels[0].gemm_fp8 = launch;
+    step.kernels[0].ctx = &chosen;
+    step.kernels[1].op = &kl_op_gemm_fp8;
+    step.kernels[1].variant = "v32";
+    step.kernels[1].gemm_fp8 = launch;
+    step.kernels[1].ctx = &v32;
+    step.opts[0] = (kl_opt){"bn", "tile width: 128 to 256 in steps of 16 (0: chosen per problem)", &opt_bn, 0, MAX_BN};
+    return kl_main(argc, argv, &step);
+}
