@@ -5,6 +5,8 @@
 #   ./run_all.sh --steps 0-9     a range or list: --steps 3,5,7 or 0-3,16
 #   ./run_all.sh --quick         shorter timing budget, for a first look
 #   ./run_all.sh --publish       replace the committed reference with this run (below)
+#   ./run_all.sh --resume        go on with an interrupted or partial run: the steps it
+#                                finished keep their results, the others run
 #   ./run_all.sh --help
 #
 # A run changes no tracked file. It writes, in folders git ignores:
@@ -12,7 +14,8 @@
 #                         (one table per part) and compare.md (each step's times against
 #                         the committed reference); both are printed at the end
 #   plots/local/<gpu>/    the charts (*.png) and the data they are drawn from
-# <gpu> is a short name of GPU 0 (h100-80gb-hbm3); each run replaces the last one's files.
+# <gpu> is a short name of GPU 0 (h100-80gb-hbm3); each run replaces the last one's files
+# (--resume adds to them).
 #
 # --publish then copies the run into results/<gpu>/ and plots/<gpu>/ and, on the
 # reference GPU, regenerates the tables in README.md and docs/ (tools/update_docs.sh),
@@ -22,17 +25,24 @@
 #
 # A step that cannot run on this GPU (it exits 3: instructions this GPU lacks, more
 # shared memory than this one has) is reported as skipped with its reason, and so is a
-# step this GPU's architecture cannot build (make says why). Exit status: 0 when every
-# step that could run passed, 1 when one failed, 2 bad usage or a failed build, 3 when
-# nvidia-smi shows a GPU but nothing could run on it. Without a GPU it builds, says so,
-# shows the committed reference results and exits 0.
+# step this GPU's architecture cannot build (make says why).
+#
+# --resume keeps every step that results/local/<gpu>/ says has finished (its CSV, log and
+# exit status) with the binary built now, runs the rest (a step rebuilt since runs again),
+# and then goes on as one run: the tables, the comparison, --publish. It refuses a folder
+# written with other settings (--quick, DEFS, NVCCFLAGS, ARCH) or with none at all. A whole
+# run in two sittings: ./run_all.sh --steps 0-20, then ./run_all.sh --resume --publish.
+#
+# Exit status: 0 when every step that could run passed, 1 when one failed, 2 bad usage or
+# a failed build, 3 when nvidia-smi shows a GPU but nothing could run on it. Without a GPU
+# it builds, says so, shows the committed reference results and exits 0.
 set -uo pipefail
 cd "$(dirname "$0")"
 REF_GPU=h100-80gb-hbm3
 . tools/lib.sh
 
 die() { echo "run_all.sh: $2" >&2; exit "$1"; }
-steps_spec="" have_spec=0 quick=0 publish=0
+steps_spec="" have_spec=0 quick=0 publish=0 resume=0
 while [ $# -gt 0 ]; do
     case $1 in
         --steps) [ $# -ge 2 ] || die 2 "--steps needs a value, e.g. --steps 0-9"
@@ -40,6 +50,7 @@ while [ $# -gt 0 ]; do
         --steps=*) steps_spec=${1#--steps=}; have_spec=1; shift ;;
         --quick) quick=1; shift ;;
         --publish) publish=1; shift ;;
+        --resume) resume=1; shift ;;
         -h|--help) print_header "$0"; exit 0 ;;
         *) die 2 "unknown option '$1' (see ./run_all.sh --help)" ;;
     esac
@@ -106,8 +117,18 @@ if [ -z "$gpu" ]; then
 fi
 slug=$(echo "$gpu" | sed 's/^NVIDIA //' | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
 res=results/local/$slug plt=plots/local/$slug
-rm -rf "$res" "$plt"
+# What a step's numbers depend on besides its code: a resumed run must match it.
+mode="quick=$quick DEFS=${DEFS:-} NVCCFLAGS=${NVCCFLAGS:-} ARCH=${ARCH:-}"
+if [ $resume -eq 1 ]; then
+    [ -f "$res/run.mode" ] || die 2 "--resume: no earlier run in $res/ to go on with: run without --resume"
+    [ "$(cat "$res/run.mode")" = "$mode" ] ||
+        die 2 "--resume: the run in $res/ was made with $(cat "$res/run.mode"), this one has $mode: run without --resume"
+    rm -rf "$plt"
+else
+    rm -rf "$res" "$plt"
+fi
 mkdir -p "$res" "$plt"
+echo "$mode" >"$res/run.mode"
 args=()
 [ $quick -eq 1 ] && args=(--budget 40 --iters 20 --warmup 1)
 
@@ -121,9 +142,17 @@ for s in "${steps[@]}"; do
         skipped+=("v$s: ${why[$s]}")
         continue
     fi
-    echo "[$i/${#steps[@]}] step$s ..."
-    "./step$s" "${args[@]}" --csv "$res/step$s.csv" 2>&1 | tee "$res/step$s.log"
-    rc=${PIPESTATUS[0]}
+    sum=$(cksum <"step$s")   # the binary that made a kept result must be the one built now
+    if [ $resume -eq 1 ] && [ -f "$res/step$s.rc" ] && [ "$(sed -n 2p "$res/step$s.rc")" = "$sum" ]; then
+        rc=$(head -n1 "$res/step$s.rc")
+        echo "[$i/${#steps[@]}] step$s: kept from the earlier run (exit $rc)"
+    else
+        echo "[$i/${#steps[@]}] step$s ..."
+        rm -f "$res/step$s.rc"
+        "./step$s" "${args[@]}" --csv "$res/step$s.csv" 2>&1 | tee "$res/step$s.log"
+        rc=${PIPESTATUS[0]}
+        printf '%s\n%s\n' "$rc" "$sum" >"$res/step$s.rc"   # once it has finished: a step cut short runs again
+    fi
     case $rc in
         0) ran=$((ran + 1)) ;;
         3) reason=$(last_line "$res/step$s.log"); reason=${reason#step$s: }

@@ -108,6 +108,23 @@ if scratch "$runs_tmp/pub" >"$runs_tmp/scratch2.log" 2>&1; then
     check "run_all --publish of a complete passing run: exit 0, results/h100-80gb-hbm3/ replaced by the run's CSVs" bash -c "
         [ $rc -eq 0 ] && grep -q '^published: ' $runs_tmp/p2.out && grep -q '999999' $ref/step0.csv &&
         cmp -s $ref/step5.csv $r/results/local/h100-80gb-hbm3/step5.csv"
+    # --resume: a run in two sittings keeps what the first finished, reruns a rebuilt step, and publishes as one
+    loc=$r/results/local/h100-80gb-hbm3
+    (cd "$r" && $nogpu PATH=$fakes ./run_all.sh --steps 0-2 >"$runs_tmp/r1.out" 2>&1)
+    fake_step 1 0 's/^//;'   # step1 rebuilt: another binary
+    (cd "$r" && env -u DEFS -u NVCCFLAGS -u ARCH $nogpu PATH=$fakes ./run_all.sh --resume --publish >"$runs_tmp/r3.out" 2>&1); rc=$?
+    n=$(echo $all | wc -w)
+    check "run_all --steps 0-2, then --resume --publish: 0 and 2 kept, step1 (rebuilt) and the rest run, published" bash -c "
+        [ $rc -eq 0 ] && grep -q '^\[1/$n\] step0: kept from the earlier run (exit 0)$' $runs_tmp/r3.out &&
+        grep -q '^\[3/$n\] step2: kept from the earlier run (exit 0)$' $runs_tmp/r3.out &&
+        grep -q '^\[2/$n\] step1 \.\.\.$' $runs_tmp/r3.out && grep -q '^\[4/$n\] step3 \.\.\.$' $runs_tmp/r3.out &&
+        grep -q '^published: ' $runs_tmp/r3.out && grep -q '999999' $ref/step0.csv && [ \$(ls $ref/step*.csv | wc -l) -eq $n ]"
+    on_fakes() { (export CUDA_VISIBLE_DEVICES= PATH=$fakes; "$@"); }
+    check "run_all --resume --quick after a full run: refused in one line, exit 2" \
+        on_fakes expect_exit 2 'was made with quick=0' "$r/run_all.sh" --resume --quick --steps 0
+    rm -rf "$loc"
+    check "run_all --resume with no earlier run: refused in one line, exit 2" \
+        on_fakes expect_exit 2 'no earlier run' "$r/run_all.sh" --resume --steps 0
 else
     skp "run_all with fake steps: the scratch copy failed ($(tail -n1 "$runs_tmp/scratch2.log" 2>/dev/null))"
 fi
