@@ -10,6 +10,7 @@ the committed SVG.
 import csv
 import html
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -33,6 +34,19 @@ def published_row(step, m, n, k, variant=''):
             if (r['m'], r['n'], r['k'], r['variant']) == (str(m), str(n), str(k), variant):
                 return r
     sys.exit(f'{path}: no row {m} x {n} x {k} of variant "{variant}"')
+
+
+def plan_widths(step):
+    """The plan's tile width per problem (m, n, k), from the published stepSTEP.log's lines
+    `plan for M x N x K: 128 x W tiles`, so that a figure labels what the run chose."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    w = {}
+    with open(os.path.join(here, '..', '..', 'results', 'h100-80gb-hbm3', f'step{step}.log')) as f:
+        for line in f:
+            m = re.match(r'\s+plan for (\d+) x (\d+) x (\d+): 128 x (\d+) tiles', line)
+            if m:
+                w[tuple(int(x) for x in m.group(1, 2, 3))] = int(m.group(4))
+    return w
 
 
 def sm_time_axes(f, x0, y0, sms, row, px_us, t_max, tick):

@@ -11,11 +11,10 @@ from step38.log.
     python3 tools/figures/v38_store_overlap.py   (writes docs/img/v38_store_overlap.svg, or into $FIG_OUT_DIR)
 """
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row, shape_name
+from svgfig import Fig, footnotes, legend, out_path, pct_bars, plan_widths, published_row, shape_name
 
 SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096),
           (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 7168, 16384)]
@@ -24,18 +23,6 @@ MMA_C, ISSUE_C, STORE_C, PACK_C = '#b2df8a', '#dddddd', '#fdbf6f', '#fb9a99'
 X0, PX = 250, 9.0                         # the bars' left edge (at 80%); pixels per percent
 P_MIN, P_MAX = 80, 130                    # the axis: 80% to 130%
 GROUP, BAR = 30, 11                       # a problem's rows, and each bar's height
-LOG = os.path.join(os.path.dirname(__file__), '..', '..', 'results', 'h100-80gb-hbm3', 'step38.log')
-
-
-def widths():
-    """The plan's width per problem, from the published log's plan lines."""
-    w = {}
-    with open(LOG) as f:
-        for line in f:
-            m = re.match(r'\s+plan for (\d+) x (\d+) x (\d+): 128 x (\d+) tiles', line)
-            if m:
-                w[tuple(int(x) for x in m.group(1, 2, 3))] = int(m.group(4))
-    return w
 
 
 def lanes(f, y, title, blocks):
@@ -86,7 +73,7 @@ def main(out):
            "same process", fs=10, anchor='middle')
     legend(f, 24, 284, [(OLD_C, "step38 v32 (v32's epilogue, the control)", 300),
                         (NEW_C, "step38: C stored during the next tile", 300)])
-    w = widths()
+    w = plan_widths(38)
     rows = [('%s (%d)' % (shape_name(m, n, k), w.get((m, n, k), 0)),
              [(float(published_row(38, m, n, k, 'v32')['pct_cublas']), OLD_C),
               (float(published_row(38, m, n, k, '')['pct_cublas']), NEW_C)])
