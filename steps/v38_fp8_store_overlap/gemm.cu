@@ -4,7 +4,7 @@
  *
  * v32's consumers end every tile the same way: wait for the last wgmma, scale, round to
  * bf16, write the staging boxes, hand them to the TMA; the tensor cores idle meanwhile.
- * Built with that epilogue never run, v32 was 7-11% faster at 4096^3 and 10-14% at 4096 x
+ * Built with that epilogue never run, v32 was 7-12% faster at 4096^3 and 10-14% at 4096 x
  * 24576 x 1536 (12 k tiles a tile): an upper bound on what hiding it can give.
  *
  * v38 keeps the tile's C in registers instead, scaled and rounded, two columns to a
@@ -47,9 +47,6 @@ template <int BN> __host__ __device__ constexpr int cs_cols() { return BN % 128 
 template <int BN> __host__ __device__ constexpr int stages() {
     return (227 * 1024 - 2048 - CONSUMERS * 64 * cs_cols<BN>() * 2) / ((BM + BN) * BK);
 }
-// The columns of one part of a tile's store: v32's round at a tile's end; 64 (one box) when the
-// parts go out inside the next tile's k loop, one per k tile, each small enough for a batch's shadow.
-template <int BN, bool LATE> __host__ __device__ constexpr int part_cols() { return LATE ? 64 : cs_cols<BN>(); }
 template <int BN> __host__ __device__ constexpr void check_width() {
     static_assert(BN % 16 == 0 && BN >= MIN_BN && BN <= MAX_BN, "the widths: 128 to 256 in steps of 16");
     static_assert(BN % (8 * CLUSTER_M) == 0, "each block's slice of B's box is whole 8-row groups (1024 bytes: the swizzle's period)");
@@ -255,15 +252,16 @@ __device__ __forceinline__ void tile_origin(int t, int ctilesM, int tilesN, int 
     col0 = r / rows * BN;
 }
 
-// Part `part` of a warpgroup's 64 x BN of C: CS_COLS columns from part x CS_COLS, from the
-// packed registers into the staging boxes and out through the TMA, at rows r0 .. r0 + 63 and
-// columns col0 .. of C.  The whole warpgroup calls it.  pk[2 j + h] holds row 16 warp + g + 8 h,
-// columns 8 j + 2 t and 8 j + 2 t + 1 (the accumulators' layout, two to a register).
-template <int BN, bool LATE>
+// Part `part` of a warpgroup's 64 x BN of C: columns 64 part .. 64 part + 63 (one box, small
+// enough to write under a batch), from the packed registers into the first staging box and out
+// through the TMA, at rows r0 .. r0 + 63 and columns col0 .. of C.  The whole warpgroup calls
+// it.  pk[2 j + h] holds row 16 warp + g + 8 h, columns 8 j + 2 t and 8 j + 2 t + 1 (the
+// accumulators' layout, two to a register).
+template <int BN>
 __device__ __forceinline__ void store_part(const __nv_bfloat162 (&pk)[BN / 4], int part, CBox *mine,
                                             const CUtensorMap *mapC, const CUtensorMap *mapCt, int M, int N, int r0,
                                             int col0, int warp, int g, int t, int cw) {
-    constexpr int CS_COLS = part_cols<BN, LATE>(), TW = BN % 64;
+    constexpr int CS_COLS = 64, TW = BN % 64;
 #pragma unroll
     for (int c0 = 0; c0 < BN; c0 += CS_COLS) {
         if (c0 / CS_COLS != part) continue;   // pk's indices stay constants: one unrolled copy per part
@@ -292,9 +290,8 @@ __device__ __forceinline__ void store_part(const __nv_bfloat162 (&pk)[BN / 4], i
         if (threadIdx.x % 128 == 0) {
             if (tail) {
                 if (r0 < M && col0 + c0 < N) tma_store(mapCt, mine[0], col0 + c0, r0);
-            } else {
-                for (int b = 0; b < CS_COLS / 64; ++b)
-                    if (r0 < M && col0 + c0 + 64 * b < N) tma_store(mapC, mine[b], col0 + c0 + 64 * b, r0);
+            } else if (r0 < M && col0 + c0 < N) {
+                tma_store(mapC, mine[0], col0 + c0, r0);
             }
             bulk_commit();
         }
@@ -310,7 +307,7 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
          const __grid_constant__ CUtensorMap mapC, const __grid_constant__ CUtensorMap mapCt, __nv_bfloat16 *C,
          const float *sa, const float *sb) {
     check_width<BN>();
-    constexpr int STAGES = stages<BN>(), CS_COLS = cs_cols<BN>(), PARTS = (BN + part_cols<BN, LATE>() - 1) / part_cols<BN, LATE>();
+    constexpr int STAGES = stages<BN>(), CS_COLS = cs_cols<BN>(), PARTS = (BN + 63) / 64;
     extern __shared__ __align__(1024) unsigned char smem[];
     // The descriptors and the TMA's swizzle need 1024-byte alignment, which the
     // declaration does not guarantee for dynamic shared memory: round up (the launcher adds 1 KB).
@@ -364,9 +361,9 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
         const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
         const int g = lane / 4, t = lane % 4;   // accumulator coordinates, as for mma.sync
         CBox *mine = cs + cw * (CS_COLS / 64);
-        // The last tile's C, scaled and rounded: two columns a register, BN / 4 registers.  Its
-        // parts go out one per k tile of the next tile (LATE), each while that k tile's
-        // wgmmas run, or all at once when its own k loop ends (v32's epilogue, the control).
+        // LATE: the last tile's C, scaled and rounded, two columns a register (BN / 4 registers);
+        // its parts go out one per k tile of the next tile, each while that k tile's wgmmas run.
+        // The control (v32's epilogue) stores each tile from acc when its own k loop ends.
         __nv_bfloat162 pk[BN / 4];
         int prow = 0, pcol = 0, sent = PARTS;   // its rows and columns in C; its parts sent (PARTS: none waits)
         int it = 0;
@@ -386,7 +383,7 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
                 wgmma_commit();
                 // While this batch runs: one part of the last tile's C, from pk (no accumulator touched).
                 if constexpr (TMA_STORE && LATE)
-                    if (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+                    if (sent < PARTS) store_part<BN>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
                 wgmma_wait<WG_PENDING>();
                 // No batch reads that stage any more: lane r tells block r of the cluster.
                 if (kt >= WG_PENDING && lane < CLUSTER_M) mbar_arrive_cluster(&empty[(it - WG_PENDING) % STAGES], lane);
@@ -394,23 +391,61 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
             wgmma_wait<0>();
             fence_acc(acc);   // the epilogue reads acc only after the last batch is done
             // Release this tile's last stages now, before the epilogue: the producer
-            // fills them with the next tile's first k tiles while we pack this one.
+            // fills them with the next tile's first k tiles while we pack (the control: store) this one.
             if (lane < CLUSTER_M)
                 for (int j = max(tilesK - WG_PENDING, 0); j < tilesK; ++j) mbar_arrive_cluster(&empty[(it - tilesK + j) % STAGES], lane);
 
             // Accumulator layout of m64nN: warp w of the warpgroup holds rows 16 w ..
             // 16 w + 15; acc[4 j + 2 h + e] is row g + 8 h, column 8 j + 2 t + e.
-            if constexpr (TMA_STORE) {
+            if constexpr (TMA_STORE && LATE) {
                 // Parts of the last tile a short k loop left (fewer k tiles than parts): out now.
-                while (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+                while (sent < PARTS) store_part<BN>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
 #pragma unroll
                 for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
                         pk[2 * j + h] = __floats2bfloat162_rn(scale * acc[4 * j + 2 * h], scale * acc[4 * j + 2 * h + 1]);
                 prow = row0 + 64 * cw, pcol = col0, sent = 0;
-                if constexpr (!LATE)
-                    while (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+            } else if constexpr (TMA_STORE) {   // v32's epilogue, the control: CS_COLS columns a round, now
+#pragma unroll
+                for (int c0 = 0; c0 < BN; c0 += CS_COLS) {
+                    // The last round of a width that is not a multiple of 64 is its tail: BN % 64
+                    // columns, one unswizzled box of the tail map (a 64-column box would write
+                    // into the next tile's columns).  A constant in each unrolled round.
+                    constexpr int TW = BN % 64;
+                    const bool tail = TW != 0 && c0 + 64 > BN;
+                    // The buffer is free once the copy engine has read the last round out of it.
+                    if (threadIdx.x % 128 == 0) bulk_wait_read();
+                    wg_barrier(1 + cw);
+#pragma unroll
+                    for (int j = c0 / 8; j < (c0 + CS_COLS) / 8; ++j) {
+                        if (j >= BN / 8) continue;   // past the tail (the bound stays a constant: v27)
+#pragma unroll
+                        for (int h = 0; h < 2; ++h) {
+                            const int r = 16 * warp + g + 8 * h;
+                            char *box = reinterpret_cast<char *>(mine[(j - c0 / 8) / 8]);
+                            const __nv_bfloat162 v =
+                                __floats2bfloat162_rn(scale * acc[4 * j + 2 * h], scale * acc[4 * j + 2 * h + 1]);
+                            if (!tail)   // row r's chunk (j % 8) at chunk (j % 8) ^ (r % 8), r % 8 = g: the 8 rows
+                                         // of a warp's store land on 8 different chunks, 32 lanes on 32 banks
+                                *reinterpret_cast<__nv_bfloat162 *>(box + 128 * r + 16 * ((j % 8) ^ g) + 4 * t) = v;
+                            else         // rows of TW columns, 2 TW bytes apart
+                                *reinterpret_cast<__nv_bfloat162 *>(box + 2 * TW * r + 2 * (8 * (j - c0 / 8) + 2 * t)) = v;
+                        }
+                    }
+                    fence_proxy_async();   // each writer's stores, visible to the TMA ...
+                    wg_barrier(1 + cw);    // ... and all 128 writers done before one thread sends the boxes
+                    if (threadIdx.x % 128 == 0) {
+                        const int r0 = row0 + 64 * cw;
+                        if (tail) {
+                            if (r0 < M && col0 + c0 < N) tma_store(&mapCt, mine[0], col0 + c0, r0);
+                        } else {
+                            for (int b = 0; b < CS_COLS / 64; ++b)
+                                if (r0 < M && col0 + c0 + 64 * b < N) tma_store(&mapC, mine[b], col0 + c0 + 64 * b, r0);
+                        }
+                        bulk_commit();
+                    }
+                }
             } else {   // v22's: straight from registers, each pair of columns one 4-byte store when N is even
 #pragma unroll
                 for (int j = 0; j < BN / 8; ++j)
@@ -429,7 +464,8 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
             }
         }
         if constexpr (TMA_STORE) {   // the last tile's parts, then its stores done before the block exits
-            while (sent < PARTS) store_part<BN, LATE>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
+            if constexpr (LATE)
+                while (sent < PARTS) store_part<BN>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, warp, g, t, cw);
             if (threadIdx.x % 128 == 0) bulk_wait_all();
         }
     }
