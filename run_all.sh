@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_all.sh - build every step, run them, and set the results beside the committed reference.
 #
-#   ./run_all.sh                 all steps, default sizes (a few minutes on an H100)
+#   ./run_all.sh                 all steps, default sizes (about ten minutes on an H100)
 #   ./run_all.sh --steps 0-9     a range or list: --steps 3,5,7 or 0-3,16
 #   ./run_all.sh --quick         shorter timing budget, for a first look
 #   ./run_all.sh --publish       replace the committed reference with this run (below)
