@@ -80,6 +80,24 @@ def shape_name(m, n, k):
     return f'{m}^3' if m == n == k else f'{m} x {n} x {k}'
 
 
+# Part V's problem list (common/ops/op_gemm_fp8.c): its squares, Part III's model shapes,
+# DeepSeek-V3's at 4096 tokens.
+PART5_SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+                (4096, 14336, 4096), (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168),
+                (4096, 24576, 1536), (4096, 7168, 16384)]
+
+
+def pair_rows(shapes, old, new, widths=None):
+    """pct_bars' rows for two published rows per problem, old and new each (step, variant,
+    colour): a problem's label is its shape, with the plan's width in brackets when widths
+    (plan_widths) is given."""
+    rows = []
+    for (m, n, k) in shapes:
+        label = shape_name(m, n, k) if widths is None else '%s (%d)' % (shape_name(m, n, k), widths.get((m, n, k), 0))
+        rows.append((label, [(float(published_row(st, m, n, k, var)['pct_cublas']), c) for st, var, c in (old, new)]))
+    return rows
+
+
 def pct_bars(f, x0, top, px, p_min, p_max, group, bar, rows, refs=((100, '#d62728'),), fs=(11, 9)):
     """Horizontal bars of percentages, a group of bars per row from y = top: rows are
     (label, [(percent, colour), ...]); the axis starts at p_min at x0, px pixels a percent,

@@ -3,7 +3,7 @@
 chain a consumer walks after its batch, at the ten problems of the published run: each
 step's `w192` row (the 192-wide tile everywhere: v29's loop in step31, v33's in step33),
 as % of cuBLASLt's block-scaled GEMM timed beside it in the same process.  Every bar is a
-row of results/h100-80gb-hbm3/step31.csv or step33.csv (published_row).
+row of results/h100-80gb-hbm3/step31.csv or step33.csv (pair_rows).
 
     python3 tools/figures/v33_chain.py   (writes docs/img/v33_chain.svg, or into $FIG_OUT_DIR)
 """
@@ -11,11 +11,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row, shape_name
+from svgfig import PART5_SHAPES as SHAPES, Fig, footnotes, legend, out_path, pair_rows, pct_bars
 
-SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
-          (4096, 14336, 4096), (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168),
-          (4096, 24576, 1536), (4096, 7168, 16384)]
 OLD_C, NEW_C = '#a6cee3', '#1f78b4'
 X0, PX = 190, 9.0                         # the bars' left edge (at 60%); pixels per percent
 P_MIN, P_MAX = 60, 120                    # the axis: 60% to 120%
@@ -32,9 +29,7 @@ def main(out):
            fs=10, anchor='middle')
     legend(f, 24, 64, [(OLD_C, "v31's w192 row (v29's loop)", 230),
                        (NEW_C, "v33's w192 row: next stage's wait under the batch, C in one round", 480)])
-    rows = [(shape_name(m, n, k), [(float(published_row(31, m, n, k, 'w192')['pct_cublas']), OLD_C),
-                             (float(published_row(33, m, n, k, 'w192')['pct_cublas']), NEW_C)])
-            for (m, n, k) in SHAPES]
+    rows = pair_rows(SHAPES, (31, 'w192', OLD_C), (33, 'w192', NEW_C))
     pct_bars(f, X0, top, PX, P_MIN, P_MAX, GROUP, BAR, rows)
     footnotes(f, h, ['bars start at 60%. The w192 rows run the 192-wide tile at every problem; the plan of each',
                      'step picks 128 wide where its rounds cost less (v33: 4096^3, 4096 x 4096 x 14336, ...).'])

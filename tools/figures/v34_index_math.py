@@ -2,7 +2,7 @@
 """docs/img/v34_index_math.svg: v27's index arithmetic against v34's multiply-high divisions,
 in the same kernel and the same process, at Part IV's 24 public shapes: each step34 row (the
 `divisions` variant is v27's arithmetic) as % of cuBLAS timed beside it.  Every bar is a row
-of results/h100-80gb-hbm3/step34.csv (published_row).
+of results/h100-80gb-hbm3/step34.csv (pair_rows).
 
     python3 tools/figures/v34_index_math.py   (writes docs/img/v34_index_math.svg, or into $FIG_OUT_DIR)
 """
@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pct_bars, published_row, shape_name
+from svgfig import Fig, footnotes, legend, out_path, pair_rows, pct_bars
 
 SHAPES = [(512, 512, 512), (1024, 1024, 1024), (1536, 1536, 1536), (2048, 2048, 2048), (4096, 4096, 4096),
           (8192, 8192, 8192)] + [(m, n, k) for m in (8, 32, 64, 256, 1024)
@@ -32,9 +32,7 @@ def main(out):
            fs=10, anchor='middle')
     legend(f, 24, 64, [(OLD_C, "step34 divisions (v27's arithmetic)", 260),
                        (NEW_C, "step34: every division a multiply-high", 300)])
-    rows = [(shape_name(m, n, k), [(float(published_row(34, m, n, k, 'divisions')['pct_cublas']), OLD_C),
-                             (float(published_row(34, m, n, k, '')['pct_cublas']), NEW_C)])
-            for (m, n, k) in SHAPES]
+    rows = pair_rows(SHAPES, (34, 'divisions', OLD_C), (34, '', NEW_C))
     pct_bars(f, X0, top, PX, P_MIN, P_MAX, GROUP, BAR, rows, refs=((95, '#888'), (100, '#d62728')), fs=(10, 8))
     footnotes(f, h, ['bars start at 60%; dashed lines at 95% and 100%. Both rows run v27\'s plan;',
                      'the divisions are paid once per unit, on the producer\'s and the consumers\' paths.'])

@@ -3,7 +3,7 @@
 where a turn is one k block, the 192-wide tile), in the same kernel and the same process, at
 Part V's block-scaled shapes: each step37 row (the `v33` variant is the control) as % of
 cuBLASLt's block-scaled GEMM timed beside it.  Every bar is a row of
-results/h100-80gb-hbm3/step37.csv (published_row); the plan's width is from step37.log.
+results/h100-80gb-hbm3/step37.csv (pair_rows); the plan's width is from step37.log.
 
     python3 tools/figures/v37_fp8_two_turns.py   (writes docs/img/v37_fp8_two_turns.svg, or into $FIG_OUT_DIR)
 """
@@ -11,10 +11,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pct_bars, plan_widths, published_row, shape_name
+from svgfig import PART5_SHAPES as SHAPES, Fig, footnotes, legend, out_path, pair_rows, pct_bars, plan_widths
 
-SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096),
-          (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 7168, 16384)]
 OLD_C, NEW_C = '#a6cee3', '#1f78b4'
 X0, PX = 250, 9.0                         # the bars' left edge (at 80%); pixels per percent
 P_MIN, P_MAX = 80, 130                    # the axis: 80% to 130%
@@ -31,11 +29,7 @@ def main(out):
            fs=10, anchor='middle')
     legend(f, 24, 64, [(OLD_C, "step37 v33 (one turn a pass, the control)", 300),
                        (NEW_C, "step37: two turns a pass at 192 wide", 300)])
-    w = plan_widths(37)
-    rows = [('%s (%d)' % (shape_name(m, n, k), w.get((m, n, k), 0)),
-             [(float(published_row(37, m, n, k, 'v33')['pct_cublas']), OLD_C),
-              (float(published_row(37, m, n, k, '')['pct_cublas']), NEW_C)])
-            for (m, n, k) in SHAPES]
+    rows = pair_rows(SHAPES, (37, 'v33', OLD_C), (37, '', NEW_C), plan_widths(37))
     pct_bars(f, X0, top, PX, P_MIN, P_MAX, GROUP, BAR, rows, refs=((100, '#d62728'),), fs=(10, 8))
     footnotes(f, h, ['bars start at 80%; the dashed line at 100%. In brackets the plan\'s tile width, the same in both',
                      'rows; at 128 wide a turn is two k blocks already and both rows run the same loop.'])

@@ -5,7 +5,7 @@ batch; then v32 stores the tile in two 128-column rounds before the next tile's 
 and the tensor cores wait; v38 packs the tile into registers, issues the next tile's batches
 at once, and writes one 64-column part under each of its first four batches.  Below, every row of step38 (the `v32` variant is the
 control: v32's epilogue, line for line, in the same kernel) as % of cuBLASLt's per-tensor FP8 GEMM in the
-same process, from results/h100-80gb-hbm3/step38.csv (published_row); the plan's width
+same process, from results/h100-80gb-hbm3/step38.csv (pair_rows); the plan's width
 from step38.log.
 
     python3 tools/figures/v38_store_overlap.py   (writes docs/img/v38_store_overlap.svg, or into $FIG_OUT_DIR)
@@ -14,10 +14,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pct_bars, plan_widths, published_row, shape_name
+from svgfig import PART5_SHAPES as SHAPES, Fig, footnotes, legend, out_path, pair_rows, pct_bars, plan_widths
 
-SHAPES = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096),
-          (4096, 4096, 14336), (4096, 128256, 4096), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 7168, 16384)]
 OLD_C, NEW_C = '#a6cee3', '#1f78b4'
 MMA_C, ISSUE_C, STORE_C, WAIT_C, PACK_C = '#b2df8a', '#dddddd', '#fdbf6f', '#fb9a99', '#cab2d6'
 X0, PX = 250, 9.0                         # the bars' left edge (at 80%); pixels per percent
@@ -74,11 +72,7 @@ def main(out):
            "same process", fs=10, anchor='middle')
     legend(f, 24, 302, [(OLD_C, "step38 v32 (v32's epilogue, the control)", 300),
                         (NEW_C, "step38: C stored during the next tile", 300)])
-    w = plan_widths(38)
-    rows = [('%s (%d)' % (shape_name(m, n, k), w.get((m, n, k), 0)),
-             [(float(published_row(38, m, n, k, 'v32')['pct_cublas']), OLD_C),
-              (float(published_row(38, m, n, k, '')['pct_cublas']), NEW_C)])
-            for (m, n, k) in SHAPES]
+    rows = pair_rows(SHAPES, (38, 'v32', OLD_C), (38, '', NEW_C), plan_widths(38))
     pct_bars(f, X0, top, PX, P_MIN, P_MAX, GROUP, BAR, rows, refs=((100, '#d62728'),), fs=(10, 8))
     footnotes(f, h, ['bars start at 80%; the dashed line at 100%. In brackets the plan\'s tile width, the same in both',
                      'rows. At 176 wide v32 already stored 64 columns a round (v38: three parts, 64, 64 and 48).'])
