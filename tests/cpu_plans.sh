@@ -67,6 +67,12 @@ plan_is 36 132 "-m 32 -n 4096 -k 4096" "^  plan for 32 x 4096 x 4096: swapped, 1
 plan_is 36 132 "-m 8192 -n 8192 -k 8192" "^  plan \(v35\) for 8192 x 8192 x 8192: tile 128 x 256, split 1: 2048 units on 132 SMs, 16 waves$"
 plan_refuses 36 "steps of 16" --plan 132 -m 1536 -n 1536 -k 1536 --bn 72
 plans_count 36 48 "a plan for each variant (48 lines), every divisor holds"
+# v39: v36's plans (the same rule and cost table); v36 is the control
+plan_is 39 132 "-m 256 -n 4096 -k 4096" "^  plan for 256 x 4096 x 4096: tile 128 x 64, split 1: 128 units on 132 SMs, 1 wave$"
+plan_is 39 132 "-m 256 -n 4096 -k 4096" "^  plan \(v36\) for 256 x 4096 x 4096: tile 128 x 64, split 1: 128 units on 132 SMs, 1 wave$"
+plan_is 39 132 "-m 64 -n 4096 -k 4096" "^  plan for 64 x 4096 x 4096: swapped, 128 weight rows x 64 activations, split 4: 128 units on 132 SMs, 1 wave$"
+plan_refuses 39 "steps of 16" --plan 132 -m 1536 -n 1536 -k 1536 --bn 72
+plans_count 39 48 "a plan for each variant (48 lines), every divisor holds"
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"

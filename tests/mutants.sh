@@ -128,6 +128,7 @@ g18 ||| gpu ||| steps/v33_fp8_chain/gemm.cu ||| if (P > 1 || it == 0)   // at 19
 g19 ||| gpu ||| steps/v36_two_steps/gemm.cu |||                     k_step(kt + 1); |||                     k_step(kt); ||| v36: a turn's second k step takes the first's index (a unit's second k step starts the sum again)
 g20 ||| gpu ||| steps/v37_fp8_two_turns/gemm.cu |||                     k_turn(kt + 1); |||                     k_turn(kt); ||| v37: a pass's second turn takes the first's k tile for B's scales (the block before's scale)
 g21 ||| gpu ||| steps/v38_fp8_store_overlap/gemm.cu ||| if (sent < PARTS) store_part<BN>(pk, sent++, mine, &mapC, &mapCt, M, N, prow, pcol, ||| if (sent < PARTS) store_part<BN>(pk, sent++, mine, &mapC, &mapCt, M, N, row0 + 64 * cw, col0, ||| v38: a part sent in the next tile's k loop goes to that tile's place in C, not the last tile's
+g22 ||| gpu ||| steps/v39_uniform_branch/gemm.cu ||| UNIFORM ? __all_sync(0xffffffffu, *last_flag) ||| UNIFORM ? __all_sync(0xffffffffu, !*last_flag) ||| v39: the vote inverted (a tile's first units sum and store it before the others' partials are in)
 g6 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (r.rel_err > *rel_err) *rel_err = r.rel_err; ||| engine: a NaN rel_err dropped from the row
 g7 ||| gpu ||| common/engine.c ||| if (!isnan(*rel_err) && !(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| if (!(r.rel_err <= *rel_err)) *rel_err = r.rel_err; ||| engine: a NaN rel_err replaced by a later, finite check's (sgemm checks twice)
 EOF
