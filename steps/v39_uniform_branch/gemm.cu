@@ -5,15 +5,15 @@
  * v25's fix-up ends in a branch: a unit that is not the last of its tile leaves its partial
  * in the workspace and goes on to its next unit.  Whether it was last is a flag that one
  * thread writes to shared memory and every thread of the warpgroup reads: the same value in
- * every thread, but the compiler cannot know that, so it must assume that the warps may part
- * there.  From that branch on, everything the unit loop carries (the ring's position, the
- * stage, the barrier's phase) may differ between the threads of a warp, so ptxas keeps it in
- * per-thread registers, and not in the uniform registers that one warp-wide instruction
- * updates; and it guards every __syncwarp with a check for a divergent warp.  Read through
- * a warp vote (__all_sync), the flag is uniform by construction: one value per warp, which
- * the compiler knows.  The loop's bookkeeping goes back to the uniform datapath, in every
- * kernel, those that never split K too, since the branch is compiled into all of them.
- * The variant `v36` reads the flag as v36 did, the control.
+ * every thread, but the compiler cannot know that, and must assume the warps may part
+ * there.  In the kernels with the TMA-store epilogue ptxas then kept much of the k loop's
+ * bookkeeping (the ring's position, the stage, the barrier's address and phase; at 128 wide
+ * nearly all of it) in per-thread registers rather than uniform ones, and checked for a
+ * divergent warp at the loop's __syncwarp; the swapped and register-epilogue kernels kept a uniform loop with the
+ * same branch (what ptxas did here, not a rule).  Read through a warp vote (__all_sync),
+ * the flag is one value per warp by construction, and the TMA-store kernels' loops go back
+ * to the uniform datapath, also where the plan never splits K, since the branch is
+ * compiled into every kernel.  The variant `v36` reads the flag as v36 did, the control.
  *
  * Build and run:   make step39 && ./step39          (an H100 or H200 only)
  */
@@ -647,7 +647,7 @@ static void run_plan(int m, int n, int k, const Plan &p, const kl_bf16 *a, const
     KL_CHECK_LAUNCH();
 }
 
-// The plan for m x n x k on `sms` SMs, its widths in steps of `step`, and its walk, whose
+// The plan for m x n x k on `sms` SMs, the variant's read of the flag, and its walk, whose
 // divisors are checked here, on the host, before the kernel relies on them.
 static Plan plan_of(int m, int n, int k, int sms, bool uniform) {
     Plan p = swaps(m) ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);
@@ -672,9 +672,9 @@ static void say_plan(const Plan &p, const char *variant, int m, int n, int k, in
                k, p.bn, p.split, p.units, p.units == 1 ? "" : "s", sms, p.waves, p.waves == 1 ? "" : "s");
 }
 
-// A variant: the step between the widths its plan may take, and its plan for the problem in
-// hand, chosen once per problem (not on every launch of the timed loop) and said above the
-// problem's results.
+// A variant: how its fix-up reads the flag, and its plan for the problem in hand, chosen
+// once per problem (not on every launch of the timed loop) and said above the problem's
+// results.
 struct Variant { bool uniform; const char *name; kl_problem said; Plan p; };
 static Variant vote = {true, "", {0, 0, 0}, {}}, v36 = {false, " (v36)", {0, 0, 0}, {}};
 
