@@ -73,6 +73,21 @@ plan_is 39 132 "-m 256 -n 4096 -k 4096" "^  plan \(v36\) for 256 x 4096 x 4096: 
 plan_is 39 132 "-m 64 -n 4096 -k 4096" "^  plan for 64 x 4096 x 4096: swapped, 128 weight rows x 64 activations, split 4: 128 units on 132 SMs, 1 wave$"
 plan_refuses 39 "steps of 16" --plan 132 -m 1536 -n 1536 -k 1536 --bn 72
 plans_count 39 48 "a plan for each variant (48 lines), every divisor holds"
+# v40: the decode tile where its blocks fit the GPU at once and fill at least half of it; v39 is the control
+plan_is 40 132 "-m 64 -n 4096 -k 4096" "^  plan for 64 x 4096 x 4096: decode tile, 64 weight rows x 32 tokens, clusters of 2, K whole: 64 cluster units \(128 blocks\) on 132 SMs$"
+plan_is 40 132 "-m 64 -n 4096 -k 4096" "^  plan \(v39\) for 64 x 4096 x 4096: swapped, 128 weight rows x 64 activations, split 4: 128 units on 132 SMs, 1 wave$"
+plan_is 40 132 "-m 32 -n 4096 -k 14336" "^  plan for 32 x 4096 x 14336: decode tile, 64 weight rows x 16 tokens, clusters of 2, K whole: 64 cluster units \(128 blocks\)"
+plan_is 40 132 "-m 64 -n 8192 -k 4096" "^  plan for 64 x 8192 x 4096: decode tile, 64 weight rows x 64 tokens, clusters of 1, K whole: 128 cluster units \(128 blocks\)"
+plan_is 40 132 "-m 8 -n 4096 -k 4096" "^  plan for 8 x 4096 x 4096: swapped, 128 weight rows x 8 activations, split 4: 128 units"
+plan_is 40 132 "-m 64 -n 14336 -k 4096" "^  plan for 64 x 14336 x 4096: swapped, 128 weight rows x 64 activations, split 1: 112 units"
+plan_is 40 132 "-m 64 -n 2048 -k 4096" "^  plan for 64 x 2048 x 4096: swapped, 128 weight rows x 64 activations, split 4: 64 units"
+plan_is 40 132 "-m 64 -n 4096 -k 4096 --split 2" "^  plan for 64 x 4096 x 4096: swapped, 128 weight rows x 64 activations, split 2: 64 units"
+plan_is 40 132 "-m 64 -n 4096 -k 4096 --dec 2 --cl 1 --dn 32" "^  plan for 64 x 4096 x 4096: decode tile, 64 weight rows x 32 tokens, clusters of 1, K whole: 128 cluster units \(128 blocks\)"
+plan_refuses 40 "add --dec 2" --plan 132 -m 64 -n 4096 -k 4096 --cl 1
+plan_refuses 40 "never splits K" --plan 132 -m 64 -n 4096 -k 4096 --dec 2 --split 2
+plan_refuses 40 "8, 16, 32 or 64 tokens" --plan 132 -m 64 -n 4096 -k 4096 --dec 2 --dn 24
+plan_refuses 40 "at most 64 tokens" --plan 132 -m 65 -n 4096 -k 4096 --dec 2
+plans_count 40 48 "a plan for each variant (48 lines), every divisor holds"
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"

@@ -282,6 +282,20 @@ else
                         san="$san;-m 7 -n 1000 -k 256 --split 4"   # swapped, n = 8, split 4, N % 8 != 0 (K 256: at K 4096
                                                           # cuBLAS's reference is a split-K kernel racecheck flags)
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '--dec'; then   # the decode tile (v40), forced: both cluster sizes, every token width
+                        for shp in "-m 1 -n 1000 -k 4104" "-m 9 -n 4095 -k 8" "-m 33 -n 257 -k 136" "-m 64 -n 4104 -k 4096" \
+                                   "-m 17 -n 9000 -k 200" "-m 64 -n 129 -k 72"; do
+                            for cl in 1 2; do
+                                check "step$s --check-only --dec 2 --cl $cl $shp" ./step$s --check-only --dec 2 --cl $cl $shp
+                            done
+                        done
+                        for dn in 8 16 32 64; do   # a token tile narrower than M: several cluster units per weight tile
+                            check "step$s --check-only --dec 2 --cl 2 --dn $dn -m 64 -n 1000 -k 520" ./step$s --check-only --dec 2 --cl 2 --dn $dn -m 64 -n 1000 -k 520
+                        done
+                        check "step$s rejects --cl without --dec 2 with exit 2" expect_exit 2 "dec 2" ./step$s --check-only -m 64 -n 64 -k 64 --cl 1
+                        # clusters of 2 that walk several units each (141 weight tiles on 66 clusters), and the plan's own
+                        san="$san;-m 50 -n 9000 -k 200 --dec 2 --cl 2;-m 33 -n 4104 -k 264"
+                    fi
                 fi ;;
             5)  # FP8 GEMM: any M and N; K a multiple of 16 (per-tensor scales) or of 128 (block scales)
                 if [ "$rest" = gemm_fp8_block ]; then
