@@ -268,7 +268,7 @@ __device__ __forceinline__ bool fix_up(float (&acc)[BN / 2], const Work &w, int 
 // kernel multiplies C^T = B A^T (its M the weights' N, its N the activations' M), and the
 // register epilogue stores each accumulator at its transposed place in C.  mapCt: the tail
 // of a width that is not a multiple of 64, its last BN % 64 columns (unused otherwise).
-// UNIFORM: the fix-up's answer by a warp vote (false: read from shared memory, the control).
+// The fix-up's answer is read through a warp vote (v39), in every kernel.
 template <int BN, bool TMA_STORE, bool SWAP>
 __global__ void __launch_bounds__(NUM_THREADS, 1)
 gemm_split(int M, int N, const Work w, const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,

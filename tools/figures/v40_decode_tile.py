@@ -45,7 +45,7 @@ def main(out):
     f = Fig(880, 590, fs=12)
     f.text(440, 22, 'v40: the weights each SM reads at 64 x 4096 x 4096 (64 tokens), drawn to scale', fs=14,
            anchor='middle', weight='bold')
-    f.text(440, 40, 'a cell is one SM\'s share of the weights; the 64 tokens are 0.5 MB, read from L2 by every SM',
+    f.text(440, 40, 'a cell is one SM\'s share of the weights; the tokens (0.5 MB in all) come from L2',
            fs=10, anchor='middle')
 
     # v39: 32 bands of 128 rows x 4 K ranges = 128 units.
@@ -88,7 +88,7 @@ def main(out):
     footnotes(f, 574, [
         'Both plans put 128 blocks on the 132 SMs in one wave and read the same 34.1 MB from DRAM (ncu).',
         'v39 splits K because 128-row tiles give only 32 tiles; v40 halves the tile, and the two token tiles',
-        'of a weight tile share its rows in a cluster, so each weight byte still leaves L2 once.',
+        'of a weight tile share its rows in a cluster: each weights box is copied out of L2 once for both.',
     ])
     f.save(out)
 
