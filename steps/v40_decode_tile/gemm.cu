@@ -826,7 +826,6 @@ static Plan choose_decode(int m, int n, int sms) {
     p.bn = opt_dn ? opt_dn : per <= 8 ? 8 : per <= 16 ? 16 : per <= 32 ? 32 : 64;
     p.split = 1;
     const long long ttiles = (m + p.bn - 1) / p.bn;
-    p.tiles = wtiles * ttiles;
     p.units = wtiles * ((ttiles + p.cl - 1) / p.cl);   // cluster units
     return p;
 }
@@ -845,17 +844,26 @@ static Plan plan_of(int m, int n, int k, int sms, bool v39) {
     return p;
 }
 
+// A grid of the decode kernel in clusters of CL: the cluster's size is an attribute of the
+// launch (cudaLaunchKernelEx), written into *attr, which the config points to.
+template <int DN, int CL> static cudaLaunchConfig_t decode_config(unsigned grid, cudaStream_t stream,
+                                                                  cudaLaunchAttribute *attr) {
+    *attr = {};
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = CL, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid), cfg.blockDim = dim3(DEC_THREADS), cfg.dynamicSmemBytes = dec_smem_bytes<DN>();
+    cfg.stream = stream, cfg.attrs = attr, cfg.numAttrs = 1;
+    return cfg;
+}
+
 template <int DN, int CL> static int decode_clusters() {   // clusters resident at once, once per kernel
     static int most = 0;
     if (!most) {
         CUDA_CHECK(cudaFuncSetAttribute(gemm_decode<DN, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)dec_smem_bytes<DN>()));
-        cudaLaunchConfig_t cfg = {};
-        cudaLaunchAttribute attr = {};
-        attr.id = cudaLaunchAttributeClusterDimension, attr.val.clusterDim.x = CL, attr.val.clusterDim.y = 1,
-        attr.val.clusterDim.z = 1;
-        cfg.gridDim = dim3(CL), cfg.blockDim = dim3(DEC_THREADS), cfg.dynamicSmemBytes = dec_smem_bytes<DN>();
-        cfg.attrs = &attr, cfg.numAttrs = 1;
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = decode_config<DN, CL>(CL, NULL, &attr);
         CUDA_CHECK(cudaOccupancyMaxActiveClusters(&most, (const void *)gemm_decode<DN, CL>, &cfg));
         if (most < 1) {
             fprintf(stderr, "step40: no cluster of %d blocks of %zu KB fits on this GPU at once\n", CL,
@@ -878,12 +886,8 @@ static void run_decode(int m, int n, int k, const Plan &p, const kl_bf16 *a, con
     const int most = decode_clusters<DN, CL>();
     const int wtiles = (n + DEC_ROWS - 1) / DEC_ROWS, tilesK = (k + BK - 1) / BK;
     const unsigned grid = CL * (unsigned)(p.units < most ? p.units : most);
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr = {};
-    attr.id = cudaLaunchAttributeClusterDimension, attr.val.clusterDim.x = CL, attr.val.clusterDim.y = 1,
-    attr.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(grid), cfg.blockDim = dim3(DEC_THREADS), cfg.dynamicSmemBytes = dec_smem_bytes<DN>();
-    cfg.stream = stream, cfg.attrs = &attr, cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = decode_config<DN, CL>(grid, stream, &attr);
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, gemm_decode<DN, CL>, n, m, tilesK, wtiles, (int)p.units, cache.mapW, cache.mapT,
                                   (__nv_bfloat16 *)c));
     KL_CHECK_LAUNCH();
