@@ -88,6 +88,19 @@ plan_refuses 40 "never splits K" --plan 132 -m 64 -n 4096 -k 4096 --dec 2 --spli
 plan_refuses 40 "8, 16, 32 or 64 tokens" --plan 132 -m 64 -n 4096 -k 4096 --dec 2 --dn 24
 plan_refuses 40 "at most 64 tokens" --plan 132 -m 65 -n 4096 -k 4096 --dec 2
 plans_count 40 48 "a plan for each variant (48 lines), every divisor holds"
+# v41: pairs side by side where the plan narrowed the tile to at most half the widest and N is at most 4 tiles across
+plan_is 41 132 "-m 8192 -n 256 -k 4096" "^  plan for 8192 x 256 x 4096: tile 128 x 128 in pairs sharing A, split 1: 128 units \(64 pair units\) on 132 SMs, 1 wave$"
+plan_is 41 132 "-m 8192 -n 256 -k 4096" "^  plan \(v40\) for 8192 x 256 x 4096: tile 128 x 128, split 1: 128 units on 132 SMs, 1 wave$"
+plan_is 41 132 "-m 4096 -n 512 -k 8192" "^  plan for 4096 x 512 x 8192: tile 128 x 128 in pairs sharing A, split 1: 128 units \(64 pair units\)"
+plan_is 41 132 "-m 8192 -n 192 -k 4096" "^  plan for 8192 x 192 x 4096: tile 128 x 96 in pairs sharing A, split 1: 128 units \(64 pair units\)"
+plan_is 41 132 "-m 256 -n 8192 -k 8192" "^  plan for 256 x 8192 x 8192: tile 128 x 128, split 1: 128 units"   # M small: never (pairs share A)
+plan_is 41 132 "-m 256 -n 4096 -k 4096" "^  plan for 256 x 4096 x 4096: tile 128 x 64, split 1: 128 units on 132 SMs, 1 wave$"   # 64 wide: never
+plan_is 41 132 "-m 256 -n 14336 -k 4096" "^  plan for 256 x 14336 x 4096: tile 128 x 224, split 1: 128 units"   # wider than half: never
+plan_is 41 132 "-m 2816 -n 768 -k 4096" "^  plan for 2816 x 768 x 4096: tile 128 x 128, split 1: 132 units"   # 6 and 22 tiles across: never
+plan_is 41 132 "-m 64 -n 4096 -k 4096" "^  plan for 64 x 4096 x 4096: decode tile, 64 weight rows x 32 tokens, clusters of 2"
+plan_is 41 132 "-m 300 -n 1000 -k 520 --bn 96 --pair 2 --split 3" "^  plan for 300 x 1000 x 520: tile 128 x 96 in pairs sharing A, split 3: 108 units \(54 pair units\)"
+plan_refuses 41 "never paired" --plan 132 -m 8 -n 4096 -k 4096 --pair 2
+plans_count 41 48 "a plan for each variant (48 lines), every divisor holds"
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"

@@ -296,6 +296,17 @@ else
                         # clusters of 2 that walk several units each (141 weight tiles on 66 clusters), and the plan's own
                         san="$san;-m 50 -n 9000 -k 200 --dec 2 --cl 2;-m 33 -n 4104 -k 264"
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '--pair'; then   # pairs of tiles side by side (v41), forced: a pair's
+                        # second tile past N, a split, N % 8 != 0 (the register epilogue), more pairs than clusters
+                        for shp in "-m 300 -n 1000 -k 520 --bn 96 --split 3" "-m 1000 -n 999 -k 200 --bn 144" "-m 4097 -n 4104 -k 72 --bn 128" \
+                                   "-m 129 -n 9001 -k 72 --swap 1 --bn 80" "-m 8200 -n 300 -k 4104" "-m 640 -n 520 -k 4096 --bn 256"; do
+                            check "step$s --check-only --pair 2 $shp" ./step$s --check-only --pair 2 $shp
+                        done
+                        check "step$s rejects --pair 2 at a swapped M with exit 2" expect_exit 2 "swapped" ./step$s --check-only -m 8 -n 64 -k 64 --pair 2
+                        # the plan's own pairs (8200 x 300: 128 x 160), and forced pairs with a second tile past N, split 3,
+                        # and with the register epilogue
+                        san="$san;-m 8200 -n 300 -k 1032;-m 300 -n 1000 -k 520 --bn 96 --pair 2 --split 3;-m 1000 -n 999 -k 200 --bn 96 --pair 2"
+                    fi
                 fi ;;
             5)  # FP8 GEMM: any M and N; K a multiple of 16 (per-tensor scales) or of 128 (block scales)
                 if [ "$rest" = gemm_fp8_block ]; then
