@@ -36,6 +36,11 @@ def published_row(step, m, n, k, variant=''):
     sys.exit(f'{path}: no row {m} x {n} x {k} of variant "{variant}"')
 
 
+def published_us(step, m, n, k, variant=''):
+    """Problem m x n x k's time in the published run, us, to one decimal as the pages show it."""
+    return f"{float(published_row(step, m, n, k, variant)['time_us']):.1f}"
+
+
 def plan_widths(step):
     """The plan's tile width per problem (m, n, k), from the published stepSTEP.log's lines
     `plan for M x N x K: 128 x W tiles`, so that a figure labels what the run chose."""

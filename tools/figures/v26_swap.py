@@ -13,16 +13,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, out_path, published_row
+from svgfig import Fig, out_path, published_us
 
 PX = 2                                    # pixels per row or column of a tile
 M_TOK, ROWS, COLS_V25 = 8, 128, 128       # tokens; wgmma M side per block; v25's tile width
 REAL_C, ZERO_C, W_C = '#1f78b4', '#e4e4e4', '#33a02c'
-
-
-def time_us(variant):
-    """8 x 4096 x 4096's time in the published run, us, to one decimal as the page shows it."""
-    return f"{float(published_row(26, 8, 4096, 4096, variant)['time_us']):.1f}"
 
 
 def tile(f, x, y, w_cols, real_rows, real_colour, title, sub):
@@ -36,7 +31,7 @@ def tile(f, x, y, w_cols, real_rows, real_colour, title, sub):
 
 
 def main(out):
-    t_v25, t_v26 = time_us('no_swap'), time_us('')
+    t_v25, t_v26 = published_us(26, 8, 4096, 4096, 'no_swap'), published_us(26, 8, 4096, 4096, '')
     f = Fig(760, 500, fs=12)
     f.text(380, 22, 'v26: one block\'s multiply per k step at M = 8 tokens, drawn to scale', fs=14,
            anchor='middle', weight='bold')

@@ -13,16 +13,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, out_path, published_row
+from svgfig import Fig, footnotes, out_path, published_us
 
 SIDE = 256                                # pixels for 4096 rows or 4096 of K
 PX = SIDE / 4096
 A_C, B_C, FIX_C, W_C, T_C = '#1f78b4', '#a6cee3', '#e6550d', '#33a02c', '#fdbf6f'
-
-
-def time_us(variant):
-    """64 x 4096 x 4096's time in the published run, us, to one decimal as the page shows it."""
-    return f"{float(published_row(40, 64, 4096, 4096, variant)['time_us']):.1f}"
 
 
 def weights(f, x, y, rows, kranges, title, sub):
@@ -41,7 +36,7 @@ def weights(f, x, y, rows, kranges, title, sub):
 
 
 def main(out):
-    t_v39, t_v40 = time_us('v39'), time_us('')
+    t_v39, t_v40 = published_us(40, 64, 4096, 4096, 'v39'), published_us(40, 64, 4096, 4096, '')
     f = Fig(880, 590, fs=12)
     f.text(440, 22, 'v40: the weights each SM reads at 64 x 4096 x 4096 (64 tokens), drawn to scale', fs=14,
            anchor='middle', weight='bold')
