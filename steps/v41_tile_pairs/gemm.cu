@@ -472,9 +472,7 @@ gemm_split(int M, int N, const Work w, const __grid_constant__ CUtensorMap mapA,
 #define DEC_ROWS 64                // weight rows a block: one consumer warpgroup
 #define DEC_THREADS (128 + 32)     // warps 0-3 the consumers (a warpgroup), warp 4 the producer
 #define MAX_CL 2                   // blocks of a cluster
-#ifndef STAGE_KT
-#define STAGE_KT 2                 // k tiles a stage (1: a round trip per 64 of K, the exercise)
-#endif
+#define STAGE_KT 2                 // k tiles a stage (v40's page has the alternative, one)
 template <int DN> __host__ __device__ constexpr int dec_stages() {
     return 192 * 1024 / (STAGE_KT * (DEC_ROWS * BK * 2 + DN * BK * 2));   // 8 KB of weights + DN x 128 B of tokens a k tile
 }
