@@ -152,3 +152,15 @@ plan_is 32 132 "-m 4096 -n 24576 -k 1536" "^  plan for 4096 x 24576 x 1536: 128 
 plan_is 32 132 "-m 3072 -n 3072 -k 3072" "^  plan for 3072 x 3072 x 3072: 128 x 192 tiles, 3 rounds"
 plan_is 32 132 "-m 4096 -n 2112 -k 7168 --bn 144" "^  plan for 4096 x 2112 x 7168: 128 x 144 tiles"
 plan_refuses 32 "the tile widths are 128 to 256 in steps of 16" --plan 132 -m 64 -n 64 -k 128 --bn 100
+# v42: the last round shared out along K where the whole rounds plus the share and the fix-up cost less; v37 is the control
+plan_is 42 132 "-m 4096 -n 7168 -k 16384" "^  plan for 4096 x 7168 x 16384: 128 x 192 tiles, 9 rounds of whole tiles, then 14 tiles shared out, 28 k tiles a cluster \(k tiles a cluster x width x cost: 128 wide 1792 = 229376, shared 1664 \+ 74 \+ 27 = 225920; 192 wide 1280 = 233472, shared 1152 \+ 28 \+ 27 = 220157\)$"
+plan_is 42 132 "-m 4096 -n 7168 -k 16384" "^  plan \(v37\) for 4096 x 7168 x 16384: 128 x 128 tiles, 14 rounds of whole tiles \(k tiles a cluster x width x cost: 128 wide 1792 = 229376; 192 wide 1280 = 233472\)$"
+plan_is 42 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 128 x 192 tiles, 5 rounds of whole tiles, then 22 tiles shared out, 38 k tiles a cluster "
+plan_is 42 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 128 x 128 tiles, 8 rounds of whole tiles "
+plan_is 42 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: 128 x 192 tiles, 21 rounds of whole tiles "
+plan_is 42 132 "-m 4096 -n 4096 -k 4096 --share 2" "^  plan for 4096 x 4096 x 4096: 128 x 128 tiles, 7 rounds of whole tiles, then 50 tiles shared out, 25 k tiles a cluster "
+plan_is 42 132 "-m 4096 -n 7168 -k 16384 --share 1" "^  plan for 4096 x 7168 x 16384: 128 x 128 tiles, 14 rounds of whole tiles "
+plan_is 42 132 "-m 67 -n 45 -k 384 --share 2" "^  plan for 67 x 45 x 384: 128 x 128 tiles, 0 rounds of whole tiles, then 1 tile shared out, 1 k tiles a cluster "
+plan_refuses 42 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
+plan_refuses 42 "share" --plan 132 -m 64 -n 64 -k 128 --share 3
+plans_count 42 20 "a plan for each variant (20 lines)"

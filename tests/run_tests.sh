@@ -341,6 +341,19 @@ else
                         # 165 cluster tiles on 66 clusters (racecheck clean there; at K 384 cuBLASLt's reference is flagged)
                         san="$san;-m 67 -n 45 -k 384 --bn 192;-m 1153 -n 4104 -k 256"
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '--share'; then   # the last round shared out along K (v42), forced:
+                        # a share inside one tile, shares across two and three tiles, a tile cut in k tiles of one,
+                        # both widths, both epilogues, no whole round (67 x 45), pieces past M
+                        for bn in 128 192; do
+                            check "step$s --check-only --share 2 --bn $bn (-m 4097 -n 4104 -k 4224; -m 1000 -n 999 -k 1024; -m 67 -n 45 -k 384; -m 2100 -n 1000 -k 1152)" bash -c \
+                                "./step$s --check-only --share 2 --bn $bn -m 4097 -n 4104 -k 4224 && ./step$s --check-only --share 2 --bn $bn -m 1000 -n 999 -k 1024 &&
+                                 ./step$s --check-only --share 2 --bn $bn -m 67 -n 45 -k 384 && ./step$s --check-only --share 2 --bn $bn -m 2100 -n 1000 -k 1152"
+                        done
+                        check "step$s --check-only, the plan's own shares (-m 4096 -n 7168 -k 16384)" ./step$s --check-only -m 4096 -n 7168 -k 16384
+                        check "step$s rejects --share 3 with exit 2" expect_exit 2 "share" ./step$s --check-only -m 64 -n 64 -k 128 --share 3
+                        # shares through both epilogues, each cut tile finished by the piece at its k tile 0
+                        san="$san;-m 300 -n 1000 -k 512 --bn 192 --share 2;-m 1000 -n 999 -k 1024 --bn 128 --share 2"
+                    fi
                 else
                     check "step$s --check-only M = N 1 7 33 127 1000 1023 2049 (K 128)" ./step$s --check-only --sizes 1,7,33,127,1000,1023,2049 -k 128
                     for shp in "-m 1000 -n 7 -k 48" "-m 7 -n 1023 -k 2064" "-m 127 -n 2049 -k 16" "-m 1 -n 1 -k 4112" \
