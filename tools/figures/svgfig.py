@@ -128,6 +128,35 @@ def pct_bars(f, x0, top, px, p_min, p_max, group, bar, rows, refs=((100, '#d6272
         f.line(xp(p), top - 4, xp(p), yb, stroke=c, sw=1, dash='3,3')
 
 
+class Gantt:
+    """A Gantt chart of rows (clusters, SMs) over time: the plot's left edge x0, px pixels per
+    unit of time, `rows` rows `row` pixels apart with bars `bar` high, an axis to t_max."""
+    def __init__(self, x0, px, rows, row, bar, t_max):
+        self.x0, self.px, self.rows, self.row, self.bar_h, self.t_max = x0, px, rows, row, bar, t_max
+        self.h = rows * row
+
+    def x(self, t):
+        return self.x0 + t * self.px
+
+    def bar(self, f, y0, r, t0, t1, colour):
+        f.rect(self.x(t0), y0 + r * self.row, (t1 - t0) * self.px, self.bar_h, fill=colour, stroke='none', sw=0)
+
+    def axes(self, f, y0, label, named_rows, name):
+        """Ticks at every whole unit, the axis's label under them, and rows named at the left."""
+        f.line(self.x0, y0 + self.h + 2, self.x(self.t_max), y0 + self.h + 2, stroke='#444', sw=1)
+        for t in range(0, int(self.t_max) + 1):
+            f.line(self.x(t), y0 + self.h + 2, self.x(t), y0 + self.h + 6, stroke='#444', sw=1)
+            f.text(self.x(t), y0 + self.h + 18, str(t), fs=10, anchor='middle')
+        f.text(self.x(self.t_max / 2), y0 + self.h + 34, label, fs=10, anchor='middle')
+        for r in named_rows:
+            f.text(self.x0 - 6, y0 + r * self.row + 3, f'{name} {r}', fs=9, anchor='end')
+
+    def end_line(self, f, y0, t, label, anchor):
+        """A dashed line where the last row ends, labelled above the chart."""
+        f.line(self.x(t), y0 - 2, self.x(t), y0 + self.h, stroke='#000', sw=1, dash='3,2')
+        f.text(self.x(t), y0 - 6, label, fs=10, anchor=anchor, weight='bold')
+
+
 def footnotes(f, h, lines):
     """The figure's notes, one 11-point line each, 16 pixels apart, ending near the bottom h."""
     for i, s in enumerate(lines):

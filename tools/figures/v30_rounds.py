@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path
+from svgfig import Fig, Gantt, footnotes, legend, out_path
 
 CLUSTERS, TILES, SPLIT = 66, 352, 3
 WHOLE = TILES // CLUSTERS                 # 5 full rounds
@@ -27,27 +27,15 @@ PLOT_H = CLUSTERS * ROW
 R_MAX = 6.5
 
 
-def xr(r):
-    return X0 + r * PX_R
-
-
-def bar(f, y0, c, r0, r1, colour):
-    f.rect(xr(r0), y0 + c * ROW, (r1 - r0) * PX_R, BAR, fill=colour, stroke='none', sw=0)
+G = Gantt(X0, PX_R, CLUSTERS, ROW, BAR, R_MAX)
 
 
 def axes(f, y0):
-    f.line(X0, y0 + PLOT_H + 2, xr(R_MAX), y0 + PLOT_H + 2, stroke='#444', sw=1)
-    for r in range(0, int(R_MAX) + 1):
-        f.line(xr(r), y0 + PLOT_H + 2, xr(r), y0 + PLOT_H + 6, stroke='#444', sw=1)
-        f.text(xr(r), y0 + PLOT_H + 18, str(r), fs=10, anchor='middle')
-    f.text(xr(R_MAX / 2), y0 + PLOT_H + 34, 'time, in rounds (one whole tile: 112 k tiles)', fs=10, anchor='middle')
-    for c in (0, LEFT, CLUSTERS - 1):
-        f.text(X0 - 6, y0 + c * ROW + 3, f'cluster {c}', fs=9, anchor='end')
+    G.axes(f, y0, 'time, in rounds (one whole tile: 112 k tiles)', (0, LEFT, CLUSTERS - 1), 'cluster')
 
 
 def end_line(f, y0, r, label):
-    f.line(xr(r), y0 - 2, xr(r), y0 + PLOT_H, stroke='#000', sw=1, dash='3,2')
-    f.text(xr(r), y0 - 6, label, fs=10, anchor='middle', weight='bold')
+    G.end_line(f, y0, r, label, 'middle')
 
 
 def tiles_panel(f, y0):
@@ -56,10 +44,10 @@ def tiles_panel(f, y0):
     for c in range(CLUSTERS):
         n = WHOLE + (1 if c < LEFT else 0)
         for t in range(n):
-            bar(f, y0, c, t + 0.02, t + 0.98, TILE_C)
+            G.bar(f, y0, c, t + 0.02, t + 0.98, TILE_C)
     # The clusters without a sixth tile: one block, so that its label can sit inside it.
-    f.rect(xr(WHOLE), y0 + LEFT * ROW, PX_R, (CLUSTERS - LEFT) * ROW, fill=IDLE_C, stroke='none', sw=0)
-    f.text(xr(WHOLE + 0.5), y0 + (LEFT + CLUSTERS) / 2 * ROW + 4, f'{CLUSTERS - LEFT} idle', fs=11,
+    f.rect(G.x(WHOLE), y0 + LEFT * ROW, PX_R, (CLUSTERS - LEFT) * ROW, fill=IDLE_C, stroke='none', sw=0)
+    f.text(G.x(WHOLE + 0.5), y0 + (LEFT + CLUSTERS) / 2 * ROW + 4, f'{CLUSTERS - LEFT} idle', fs=11,
            anchor='middle', weight='bold')
     end_line(f, y0, WHOLE + 1, '6 rounds')
     axes(f, y0)
@@ -71,10 +59,10 @@ def pieces_panel(f, y0):
     piece = 1 / SPLIT
     for c in range(CLUSTERS):
         for t in range(WHOLE):
-            bar(f, y0, c, t + 0.02, t + 0.98, TILE_C)
-        bar(f, y0, c, WHOLE + 0.02, WHOLE + piece, PIECE_C)
+            G.bar(f, y0, c, t + 0.02, t + 0.98, TILE_C)
+        G.bar(f, y0, c, WHOLE + 0.02, WHOLE + piece, PIECE_C)
         last = c % SPLIT == SPLIT - 1            # drawn on range 2; in a run, the piece that arrives last
-        bar(f, y0, c, WHOLE + piece, WHOLE + piece + FIX, FIX_C if last else IDLE_C)
+        G.bar(f, y0, c, WHOLE + piece, WHOLE + piece + FIX, FIX_C if last else IDLE_C)
     end = WHOLE + piece + FIX
     end_line(f, y0, end, '5 1/3 rounds + a piece\'s price')
     f.text(X0 - 50, y0 - 10, f'cluster {SPLIT}t + r runs piece r of tile t of the last {LEFT}: k range r, '

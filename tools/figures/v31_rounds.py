@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path
+from svgfig import Fig, Gantt, footnotes, legend, out_path
 
 CLUSTERS = 66
 WIDE_C, NARROW_C, IDLE_C = '#1f78b4', '#33a02c', '#e4e4e4'
@@ -23,53 +23,28 @@ ROW, BAR = 3, 2.2                         # a row per cluster, its bar's height
 PLOT_H = CLUSTERS * ROW
 
 
-class Scale:
-    """Time to pixels: px pixels per unit (a 128-wide tile over all of K), u_max units drawn;
-    what the axis says of the other widths."""
-    def __init__(self, px, u_max, widths_note):
-        self.px, self.u_max, self.widths_note = px, u_max, widths_note
-
-    def x(self, u):
-        return X0 + u * self.px
+def scale(px, u_max):
+    """Time to pixels: px pixels per unit (a 128-wide tile over all of K), u_max units drawn."""
+    return Gantt(X0, px, CLUSTERS, ROW, BAR, u_max)
 
 
-def bar(f, sc, y0, c, u0, u1, colour):
-    f.rect(sc.x(u0), y0 + c * ROW, (u1 - u0) * sc.px, BAR, fill=colour, stroke='none', sw=0)
-
-
-def axes(f, sc, y0):
-    f.line(X0, y0 + PLOT_H + 2, sc.x(sc.u_max), y0 + PLOT_H + 2, stroke='#444', sw=1)
-    for u in range(0, int(sc.u_max) + 1):
-        f.line(sc.x(u), y0 + PLOT_H + 2, sc.x(u), y0 + PLOT_H + 6, stroke='#444', sw=1)
-        f.text(sc.x(u), y0 + PLOT_H + 18, str(u), fs=10, anchor='middle')
-    f.text(sc.x(sc.u_max / 2), y0 + PLOT_H + 34, f'time, in 128-wide tiles over all of K ({sc.widths_note})',
-           fs=10, anchor='middle')
-    for c in (0, CLUSTERS - 1):
-        f.text(X0 - 6, y0 + c * ROW + 3, f'cluster {c}', fs=9, anchor='end')
-
-
-def end_line(f, sc, y0, u, label):
-    f.line(sc.x(u), y0 - 2, sc.x(u), y0 + PLOT_H, stroke='#000', sw=1, dash='3,2')
-    f.text(sc.x(u), y0 - 6, label, fs=10, anchor='end', weight='bold')
-
-
-def panel(f, sc, y0, title, width, n, colour):
+def panel(f, sc, note, y0, title, width, n, colour):
     """n cluster tiles of `width` columns on the clusters, round by round."""
     unit = width / 128
     full, left = divmod(n, CLUSTERS)
     f.text(X0 - 50, y0 - 24, title, fs=12, weight='bold')
     for c in range(CLUSTERS):
         for t in range(full + (1 if c < left else 0)):
-            bar(f, sc, y0, c, t * unit + 0.02, (t + 1) * unit - 0.02, colour)
+            sc.bar(f, y0, c, t * unit + 0.02, (t + 1) * unit - 0.02, colour)
     rounds = full + (1 if left else 0)
     f.rect(sc.x(full * unit), y0 + left * ROW, unit * sc.px, (CLUSTERS - left) * ROW, fill=IDLE_C, stroke='none', sw=0)
     f.text(sc.x((full + 0.5) * unit), y0 + (left + CLUSTERS) / 2 * ROW + 4, f'{CLUSTERS - left} idle', fs=11,
            anchor='middle', weight='bold')
-    end_line(f, sc, y0, rounds * unit, f'{rounds} rounds x {width} = {rounds * width}')
-    axes(f, sc, y0)
+    sc.end_line(f, y0, rounds * unit, f'{rounds} rounds x {width} = {rounds * width}', 'end')
+    sc.axes(f, y0, f'time, in 128-wide tiles over all of K ({note})', (0, CLUSTERS - 1), 'cluster')
 
 
-def draw(out, sc, title, subtitle, swatches, panels, notes):
+def draw(out, sc, note, title, subtitle, swatches, panels, notes):
     """Two panels (title, width, cluster tiles, colour) one above the other, and the notes."""
     y1 = 118
     y2 = y1 + PLOT_H + 100
@@ -79,13 +54,13 @@ def draw(out, sc, title, subtitle, swatches, panels, notes):
     f.text(400, 40, subtitle, fs=10, anchor='middle')
     legend(f, 24, 66, swatches)
     for y, p in zip((y1, y2), panels):
-        panel(f, sc, y, *p)
+        panel(f, sc, note, y, *p)
     footnotes(f, h - 32, notes)   # three lines
     f.save(out)
 
 
 def main(out):
-    draw(out, Scale(72, 9.6, 'a 192-wide tile: 1.5'), "v31: 4096^3's tiles on the H100, 128 x 192 against 128 x 128",
+    draw(out, scale(72, 9.6), 'a 192-wide tile: 1.5', "v31: 4096^3's tiles on the H100, 128 x 192 against 128 x 128",
          'FP8 block-scaled GEMM, tiles in clusters of two along M, 66 clusters',
          [(WIDE_C, 'a 128 x 192 tile (v29)', 170), (NARROW_C, 'a 128 x 128 tile (v31)', 170), (IDLE_C, 'idle', 60)],
          [("v29's tile: 352 cluster tiles, 5 full rounds and 22 tiles in a sixth", 192, 352, WIDE_C),

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path
+from svgfig import Fig, Gantt, footnotes, legend, out_path
 
 CLUSTERS, KT = 66, 128
 T37 = 896                                  # v37: 128 x 128 cluster tiles (two along M)
@@ -32,28 +32,15 @@ PLOT_H = CLUSTERS * ROW
 R_MAX = 14.6
 
 
-def xr(r):
-    return X0 + r * PX_R
-
-
-def bar(f, y0, c, r0, r1, colour):
-    f.rect(xr(r0), y0 + c * ROW, (r1 - r0) * PX_R, BAR, fill=colour, stroke='none', sw=0)
+G = Gantt(X0, PX_R, CLUSTERS, ROW, BAR, R_MAX)
 
 
 def axes(f, y0):
-    f.line(X0, y0 + PLOT_H + 2, xr(R_MAX), y0 + PLOT_H + 2, stroke='#444', sw=1)
-    for r in range(0, int(R_MAX) + 1):
-        f.line(xr(r), y0 + PLOT_H + 2, xr(r), y0 + PLOT_H + 6, stroke='#444', sw=1)
-        f.text(xr(r), y0 + PLOT_H + 18, str(r), fs=10, anchor='middle')
-    f.text(xr(R_MAX / 2), y0 + PLOT_H + 34, "time, in rounds of v37's tile (128 k tiles of 128 columns)", fs=10,
-           anchor='middle')
-    for c in (0, 37, CLUSTERS - 1):
-        f.text(X0 - 6, y0 + c * ROW + 3, f'cluster {c}', fs=9, anchor='end')
+    G.axes(f, y0, "time, in rounds of v37's tile (128 k tiles of 128 columns)", (0, 37, CLUSTERS - 1), 'cluster')
 
 
 def end_line(f, y0, r, label):
-    f.line(xr(r), y0 - 2, xr(r), y0 + PLOT_H, stroke='#000', sw=1, dash='3,2')
-    f.text(xr(r), y0 - 6, label, fs=10, anchor='end', weight='bold')
+    G.end_line(f, y0, r, label, 'end')
 
 
 def v37_panel(f, y0):
@@ -62,8 +49,8 @@ def v37_panel(f, y0):
            f"then {left} tiles in a 14th", fs=12, weight='bold')
     for c in range(CLUSTERS):
         for t in range(whole + (1 if c < left else 0)):
-            bar(f, y0, c, t + 0.03, t + 0.97, TILE_C if t % 2 == 0 else TILE2_C)
-    f.rect(xr(whole), y0 + left * ROW, PX_R, (CLUSTERS - left) * ROW, fill=IDLE_C, stroke='none', sw=0)
+            G.bar(f, y0, c, t + 0.03, t + 0.97, TILE_C if t % 2 == 0 else TILE2_C)
+    f.rect(G.x(whole), y0 + left * ROW, PX_R, (CLUSTERS - left) * ROW, fill=IDLE_C, stroke='none', sw=0)
     end_line(f, y0, whole + 1, '14 rounds')
     axes(f, y0)
 
@@ -75,17 +62,17 @@ def v42_panel(f, y0):
     end = 0
     for c in range(CLUSTERS):
         for t in range(DP):
-            bar(f, y0, c, t * r_tile + 0.03, (t + 1) * r_tile - 0.03, TILE_C if t % 2 == 0 else TILE2_C)
+            G.bar(f, y0, c, t * r_tile + 0.03, (t + 1) * r_tile - 0.03, TILE_C if t % 2 == 0 else TILE2_C)
         i, stop = c * SHARE, min((c + 1) * SHARE, LEFT * KT)
         at = DP * r_tile
         while i < stop:
             tile, k0 = divmod(i, KT)
             k1 = min(KT, k0 + stop - i)
             x1 = at + (k1 - k0) * W192 / KT
-            bar(f, y0, c, at, x1, PIECE_C if tile % 2 == 0 else PIECE2_C)
+            G.bar(f, y0, c, at, x1, PIECE_C if tile % 2 == 0 else PIECE2_C)
             at, i = x1, i + k1 - k0
             if k0 == 0 and k1 < KT:         # the tile's first piece: it adds the others' partials
-                bar(f, y0, c, at, at + FIX_KT * W192 / KT, FIX_C)
+                G.bar(f, y0, c, at, at + FIX_KT * W192 / KT, FIX_C)
                 at += FIX_KT * W192 / KT
         end = max(end, at)
     end_line(f, y0, DP * r_tile + (SHARE + FIX_KT) * W192 / KT, f'{DP} rounds of 192 wide + {SHARE} + {FIX_KT} k tiles')
