@@ -14,11 +14,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from svgfig import out_path
-from v31_rounds import IDLE_C, NARROW_C, WIDE_C, Scale, draw
+from v31_rounds import IDLE_C, NARROW_C, WIDE_C, draw, scale
 
 
 def main(out):
-    draw(out, Scale(105, 6.5, 'a 256-wide tile: 2, a 176-wide: 1.375'),
+    draw(out, scale(105, 6.5), 'a 256-wide tile: 2, a 176-wide: 1.375',
          "v32: 4096 x 2112 x 7168's tiles on the H100, 128 x 256 against 128 x 176",
          'FP8 GEMM with per-tensor scales, tiles in clusters of two along M, 66 clusters',
          [(WIDE_C, 'a 128 x 256 tile (v28)', 170), (NARROW_C, 'a 128 x 176 tile (v32)', 170), (IDLE_C, 'idle', 60)],
