@@ -525,7 +525,7 @@ gemm_fp8_block(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, co
                const __grid_constant__ CUtensorMap mapC, const __grid_constant__ CUtensorMap mapSA,
                const __grid_constant__ CUtensorMap mapSB, __nv_bfloat16 *C, const Share sh) {
     check_width<BN>();
-    constexpr int STAGES = stages<BN>(), P = per_turn<BN>(), CS_COLS = cs_cols<BN>();
+    constexpr int STAGES = stages<BN>(), CS_COLS = cs_cols<BN>();
     extern __shared__ __align__(1024) unsigned char smem[];
     // The descriptors and the TMA's swizzle need 1024-byte alignment, which the
     // declaration does not guarantee for dynamic shared memory: round up (the launcher adds 1 KB).
