@@ -101,6 +101,19 @@ plan_is 41 132 "-m 64 -n 4096 -k 4096" "^  plan for 64 x 4096 x 4096: decode til
 plan_is 41 132 "-m 300 -n 1000 -k 520 --bn 96 --pair 2 --split 3" "^  plan for 300 x 1000 x 520: tile 128 x 96 in pairs sharing A, split 3: 108 units \(54 pair units\)"
 plan_refuses 41 "never paired" --plan 132 -m 8 -n 4096 -k 4096 --pair 2
 plans_count 41 48 "a plan for each variant (48 lines), every divisor holds"
+# v43: the small tile (the decode kernel at M > 64) where v41's plan keeps at most half the SMs busy; v41 is the control
+plan_is 43 132 "-m 512 -n 512 -k 512" "^  plan for 512 x 512 x 512: small tile, 64 weight rows x 32 tokens, clusters of 1, K whole: 128 cluster units \(128 blocks\) on 132 SMs$"
+plan_is 43 132 "-m 512 -n 512 -k 512" "^  plan \(v41\) for 512 x 512 x 512: tile 128 x 64, split 1: 32 units on 132 SMs, 1 wave$"
+plan_is 43 132 "-m 512 -n 512 -k 2048" "^  plan for 512 x 512 x 2048: small tile, 64 weight rows x 32 tokens, clusters of 1, K whole: 128 cluster units"   # v41: split 2, 64 units
+plan_is 43 132 "-m 384 -n 768 -k 1024" "^  plan for 384 x 768 x 1024: small tile, 64 weight rows x 64 tokens, clusters of 1, K whole: 72 cluster units"   # 32 tokens: 144 blocks, two waves
+plan_is 43 132 "-m 512 -n 512 -k 8192" "^  plan for 512 x 512 x 8192: tile 128 x 64, split 4: 128 units"   # v41's split fills the GPU: kept
+plan_is 43 132 "-m 1024 -n 1024 -k 1024" "^  plan for 1024 x 1024 x 1024: tile 128 x 64, split 1: 128 units"   # more than half busy: kept
+plan_is 43 132 "-m 64 -n 4096 -k 4096" "^  plan for 64 x 4096 x 4096: decode tile, 64 weight rows x 32 tokens, clusters of 2"   # M <= 64: v40's rule
+plan_is 43 132 "-m 512 -n 512 -k 512 --dec 1" "^  plan for 512 x 512 x 512: tile 128 x 64, split 1: 32 units"
+plan_is 43 132 "-m 512 -n 512 -k 512 --bn 64" "^  plan for 512 x 512 x 512: tile 128 x 64, split 1: 32 units"   # a forced width: v41's kernels
+plan_is 43 132 "-m 4097 -n 100 -k 64 --dec 2" "^  plan for 4097 x 100 x 64: small tile, 64 weight rows x 64 tokens, clusters of 1, K whole: 130 cluster units"
+plan_refuses 43 "never paired" --plan 132 -m 512 -n 512 -k 512 --dec 2 --pair 2
+plans_count 43 48 "a plan for each variant (48 lines), every divisor holds"
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"

@@ -307,6 +307,21 @@ else
                         # and with the register epilogue
                         san="$san;-m 8200 -n 300 -k 1032;-m 300 -n 1000 -k 520 --bn 96 --pair 2 --split 3;-m 1000 -n 999 -k 200 --bn 96 --pair 2"
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '64 rows a block'; then   # the small tile (v43): the decode kernel at M > 64
+                        # the plan's own (32 and 64 tokens, a token tile and a weight tile cut by M and N, N % 8 != 0), then
+                        # every token width and both cluster sizes forced at an odd shape, several units a cluster
+                        for shp in "-m 513 -n 520 -k 520" "-m 1000 -n 300 -k 512" "-m 127 -n 129 -k 72" "-m 65 -n 4100 -k 1032"; do
+                            check "step$s --check-only $shp: the plan's small tile" bash -c \
+                                "out=\$(./step$s --check-only $shp) && grep -q 'plan for .*: small tile' <<<\"\$out\""
+                        done
+                        for dn in 8 16 32 64; do
+                            for cl in 1 2; do
+                                check "step$s --check-only --dec 2 --dn $dn --cl $cl -m 1000 -n 999 -k 200" ./step$s --check-only --dec 2 --dn $dn --cl $cl -m 1000 -n 999 -k 200
+                            done
+                        done
+                        check "step$s rejects --dec 2 with --pair 2 with exit 2" expect_exit 2 "never paired" ./step$s --check-only -m 512 -n 512 -k 512 --dec 2 --pair 2
+                        san="$san;-m 300 -n 1001 -k 520;-m 1000 -n 999 -k 200 --dec 2 --dn 32 --cl 2"
+                    fi
                 fi ;;
             5)  # FP8 GEMM: any M and N; K a multiple of 16 (per-tensor scales) or of 128 (block scales)
                 if [ "$rest" = gemm_fp8_block ]; then
