@@ -112,6 +112,7 @@ plan_is 43 132 "-m 64 -n 4096 -k 4096" "^  plan for 64 x 4096 x 4096: decode til
 plan_is 43 132 "-m 512 -n 512 -k 512 --dec 1" "^  plan for 512 x 512 x 512: tile 128 x 64, split 1: 32 units"
 plan_is 43 132 "-m 512 -n 512 -k 512 --bn 64" "^  plan for 512 x 512 x 512: tile 128 x 64, split 1: 32 units"   # a forced width: v41's kernels
 plan_is 43 132 "-m 4097 -n 100 -k 64 --dec 2" "^  plan for 4097 x 100 x 64: small tile, 64 weight rows x 64 tokens, clusters of 1, K whole: 130 cluster units"
+plan_is 43 132 "-m 64 -n 1000 -k 512 --swap 1" "^  plan for 64 x 1000 x 512: tile 128 x 64, split 1: 16 units"   # --swap 1: 128-row tiles, never the (swapped) small tile
 plan_refuses 43 "never paired" --plan 132 -m 512 -n 512 -k 512 --dec 2 --pair 2
 plans_count 43 48 "a plan for each variant (48 lines), every divisor holds"
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)

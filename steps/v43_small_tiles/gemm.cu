@@ -929,7 +929,7 @@ static Plan choose_decode(int m, int n, int sms) {
 // the SMs busy and the small tile's blocks, in one wave, are more than p's units.  Forced
 // v41 kernels (--bn, --split, --pair 2) and --dec 1 keep v41's plan.
 static bool takes_small(int m, int n, int sms, const Plan &p) {
-    if (p.swap || opt_dec == 1 || opt_bn || opt_split || opt_pair == 2 || 2 * p.units > sms) return false;
+    if (m <= 64 || p.swap || opt_dec == 1 || opt_bn || opt_split || opt_pair == 2 || 2 * p.units > sms) return false;
     const int dn = small_dn(m, n, sms);
     return dn && (long long)((n + DEC_ROWS - 1) / DEC_ROWS) * ((m + dn - 1) / dn) > p.units;
 }
