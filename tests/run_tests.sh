@@ -273,12 +273,12 @@ else
                     if [ -n "$widths" ]; then
                         check "step$s rejects --bn at a swapped M with exit 2" expect_exit 2 "swap" ./step$s --check-only -m 8 -n 64 -k 64 --bn 64
                     fi
-                    if ./step$s --help 2>&1 | grep -q -- '--swap'; then   # C^T = B A^T at every activation width
+                    if ./step$s --help 2>&1 | grep -q -- '--swap'; then   # C^T = B A^T at every activation width (the plan's at M <= 64)
                         for shp in "-m 1 -n 1000 -k 4104" "-m 7 -n 4095 -k 1024" "-m 9 -n 257 -k 64" "-m 33 -n 4104 -k 4096" \
                                    "-m 64 -n 129 -k 8" "-m 17 -n 8192 -k 2048 --split 3"; do
-                            check "step$s --check-only --swap 2 $shp" ./step$s --check-only --swap 2 $shp
+                            check "step$s --check-only (swapped, M <= 64) $shp" ./step$s --check-only $shp
                         done
-                        check "step$s rejects --swap 2 at M = 65 with exit 2" expect_exit 2 "swap" ./step$s --check-only --swap 2 -m 65 -n 64 -k 64
+                        check "step$s rejects --swap 2 (0 the plan, 1 never) with exit 2" expect_exit 2 "swap" ./step$s --check-only --swap 2 -m 8 -n 64 -k 64
                         san="$san;-m 7 -n 1000 -k 256 --split 4"   # swapped, n = 8, split 4, N % 8 != 0 (K 256: at K 4096
                                                           # cuBLAS's reference is a split-K kernel racecheck flags)
                     fi

@@ -469,10 +469,6 @@ static Plan choose_swapped(int m, int n, int k, int sms) {
 }
 
 static int accepts(const kl_problem *p, char *msg, size_t len) {
-    if (opt_swap == 2 && p->m > 64) {
-        snprintf(msg, len, "--swap 2: M = %d; the swapped tile holds at most 64 activations (give M <= 64, or --swap 0)", p->m);
-        return 1;
-    }
     const int tilesK = (p->k + BK - 1) / BK;
     if (opt_split > tilesK) {
         snprintf(msg, len, "--split %d: K = %d has %d k tile%s of %d; give --split %d or less", opt_split, p->k, tilesK,
@@ -549,7 +545,7 @@ static void run_plan(int m, int n, int k, const Plan &p, int grid_max, const kl_
 
 // The plan of variant v for m x n x k on `sms` SMs, said in one line.
 static Plan plan_and_say(const Variant *v, int m, int n, int k, int sms) {
-    const int swap = !v->no_swap && opt_swap != 1 && (opt_swap == 2 || m <= 64);
+    const int swap = !v->no_swap && !opt_swap && m <= 64;
     const Plan p = swap ? choose_swapped(m, n, k, sms) : choose(m, n, k, sms);
     if (p.swap)
         printf("  plan%s for %d x %d x %d: swapped, 128 weight rows x %d activations, split %d: %lld unit%s on %d SMs, "
@@ -608,6 +604,6 @@ int main(int argc, char **argv) {
     step.kernels[1].gemm_bf16 = launch;
     step.kernels[1].ctx = &no_swap;
     step.opts[0] = (kl_opt){"split", "k ranges per tile, 1 .. 16 (0: chosen per problem)", &opt_split, 0, MAX_SPLIT};
-    step.opts[1] = (kl_opt){"swap", "C^T = B A^T: 0 chosen (M <= 64), 1 never, 2 always (M <= 64)", &opt_swap, 0, 2};
+    step.opts[1] = (kl_opt){"swap", "C^T = B A^T: 0 at M <= 64 (the plan), 1 never", &opt_swap, 0, 1};
     return kl_main(argc, argv, &step);
 }

@@ -517,13 +517,9 @@ static Plan choose_swapped(int m, int n, int k, int sms) {
     return p;
 }
 
-static bool swaps(int m) { return opt_swap != 1 && (opt_swap == 2 || m <= 64); }
+static bool swaps(int m) { return !opt_swap && m <= 64; }
 
 static int accepts(const kl_problem *p, char *msg, size_t len) {
-    if (opt_swap == 2 && p->m > 64) {
-        snprintf(msg, len, "--swap 2: M = %d; the swapped tile holds at most 64 activations (give M <= 64, or --swap 0)", p->m);
-        return 1;
-    }
     if (opt_bn && (opt_bn % STEP_BN || opt_bn < MIN_BN)) {
         snprintf(msg, len, "--bn %d: the tile widths are %d to %d in steps of %d", opt_bn, MIN_BN, MAX_BN, STEP_BN);
         return 1;
@@ -730,6 +726,6 @@ int main(int argc, char **argv) {
     step.kernels[1].ctx = &v36;
     step.opts[0] = (kl_opt){"bn", "tile width: 64 to 256 in steps of 16 (0: chosen per problem)", &opt_bn, 0, MAX_BN};
     step.opts[1] = (kl_opt){"split", "k ranges per tile, 1 .. 16 (0: chosen per problem)", &opt_split, 0, MAX_SPLIT};
-    step.opts[2] = (kl_opt){"swap", "C^T = B A^T: 0 chosen (M <= 64), 1 never, 2 always (M <= 64)", &opt_swap, 0, 2};
+    step.opts[2] = (kl_opt){"swap", "C^T = B A^T: 0 at M <= 64 (the plan), 1 never", &opt_swap, 0, 1};
     return kl_main(argc, argv, &step);
 }

@@ -712,13 +712,9 @@ static Plan choose_swapped(int m, int n, int k, int sms) {
     return p;
 }
 
-static bool swaps(int m) { return opt_swap != 1 && (opt_swap == 2 || m <= 64); }
+static bool swaps(int m) { return !opt_swap && m <= 64; }
 
 static int accepts(const kl_problem *p, char *msg, size_t len) {
-    if (opt_swap == 2 && p->m > 64) {
-        snprintf(msg, len, "--swap 2: M = %d; the swapped tile holds at most 64 activations (give M <= 64, or --swap 0)", p->m);
-        return 1;
-    }
     if (opt_bn && (opt_bn % STEP_BN || opt_bn < MIN_BN)) {
         snprintf(msg, len, "--bn %d: the tile widths are %d to %d in steps of %d", opt_bn, MIN_BN, MAX_BN, STEP_BN);
         return 1;
@@ -1087,7 +1083,7 @@ int main(int argc, char **argv) {
     step.kernels[1].ctx = &v41;
     step.opts[0] = (kl_opt){"bn", "tile width: 64 to 256 in steps of 16 (0: chosen per problem)", &opt_bn, 0, MAX_BN};
     step.opts[1] = (kl_opt){"split", "k ranges per tile, 1 .. 16 (0: chosen per problem)", &opt_split, 0, MAX_SPLIT};
-    step.opts[2] = (kl_opt){"swap", "C^T = B A^T: 0 chosen (M <= 64), 1 never, 2 always (M <= 64)", &opt_swap, 0, 2};
+    step.opts[2] = (kl_opt){"swap", "C^T = B A^T: 0 at M <= 64 (the plan), 1 never", &opt_swap, 0, 1};
     step.opts[3] = (kl_opt){"dec", "the decode tile (64 rows a block): 0 chosen, 1 never, 2 always", &opt_dec, 0, 2};
     step.opts[4] = (kl_opt){"dn", "decode tile: tokens a block, 8 16 32 64 (0: chosen)", &opt_dn, 0, 64};
     step.opts[5] = (kl_opt){"cl", "decode tile: blocks a cluster, 1 or 2 (0: chosen)", &opt_cl, 0, MAX_CL};
