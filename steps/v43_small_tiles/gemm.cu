@@ -909,7 +909,8 @@ static Plan choose_decode(int m, int n, int sms) {
     const long long wtiles = (n + DEC_ROWS - 1) / DEC_ROWS;
     if (m > 64) {   // the small tile
         p.cl = opt_cl ? opt_cl : 1;
-        p.bn = opt_dn ? opt_dn : small_dn(m, n, sms) ? small_dn(m, n, sms) : 64;
+        const int dn = small_dn(m, n, sms);
+        p.bn = opt_dn ? opt_dn : dn ? dn : 64;
     } else {
         p.cl = opt_cl ? opt_cl : m > 8 && 2 * wtiles <= sms ? 2 : 1;
         const int per = (m + p.cl - 1) / p.cl;   // tokens a block: the smallest of 8, 16, 32, 64 that holds them
@@ -926,8 +927,7 @@ static Plan choose_decode(int m, int n, int sms) {
 // v41 kernels (--bn, --split, --pair 2) and --dec 1 keep v41's plan.
 static bool takes_small(int m, int n, int sms, const Plan &p) {
     if (m <= 64 || p.swap || opt_dec == 1 || opt_bn || opt_split || opt_pair == 2 || 2 * p.units > sms) return false;
-    const int dn = small_dn(m, n, sms);
-    return dn && (long long)((n + DEC_ROWS - 1) / DEC_ROWS) * ((m + dn - 1) / dn) > p.units;
+    return small_dn(m, n, sms) && choose_decode(m, n, sms).units > p.units;   // one block a cluster unit
 }
 
 // The plan for m x n x k on `sms` SMs, and its walk, whose divisors are checked here, on the
