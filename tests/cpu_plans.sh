@@ -178,3 +178,17 @@ plan_is 42 132 "-m 67 -n 45 -k 384 --share 2" "^  plan for 67 x 45 x 384: 128 x 
 plan_refuses 42 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
 plan_refuses 42 "share" --plan 132 -m 64 -n 64 -k 128 --share 3
 plans_count 42 20 "a plan for each variant (20 lines)"
+# v44: the per-tensor kernel's last round cut along K where the first piece and the helpers, priced from the trace, end sooner; v38 is the control
+plan_is 44 132 "-m 4096 -n 7168 -k 16384" "^  plan for 4096 x 7168 x 16384: 128 x 256 tiles, 6 whole rounds, then 52 tiles cut: the first 106 k tiles on 52 clusters, 1 piece of 22 on the other 14, 4 each \(k tiles a cluster: whole 896; cut 768 \+ max\(106 \+ 1 x 4.0, 4 x \(22 \+ 5.0\)\) = 878.0\)$"
+plan_is 44 132 "-m 4096 -n 7168 -k 16384" "^  plan \(v38\) for 4096 x 7168 x 16384: 128 x 256 tiles, 7 rounds of 128 k tiles \(k tiles a cluster: whole 896\)$"
+plan_is 44 132 "-m 8192 -n 8192 -k 8192" "^  plan for 8192 x 8192 x 8192: 128 x 256 tiles, 15 whole rounds, then 34 tiles cut: the first 45 k tiles on 34 clusters, 1 piece of 19 on the other 32, 2 each "
+plan_is 44 132 "-m 4096 -n 4096 -k 4096" "^  plan for 4096 x 4096 x 4096: 128 x 256 tiles, 4 rounds of 32 k tiles \(k tiles a cluster: whole 128; cut 96 \+ max\(31 \+ 1 x 4.0, 8 x \(1 \+ 5.0\)\) = 144.1\)$"   # 8 writes a helper: never
+plan_is 44 132 "-m 4096 -n 2112 -k 7168" "^  plan for 4096 x 2112 x 7168: 128 x 176 tiles, 3 rounds of 56 k tiles "   # v38's width, not cut
+plan_is 44 132 "-m 4096 -n 14336 -k 4096" "^  plan for 4096 x 14336 x 4096: 128 x 256 tiles, 14 rounds of 32 k tiles "   # saves less than one more write
+plan_is 44 132 "-m 4096 -n 4096 -k 4096 --cut 2" "^  plan for 4096 x 4096 x 4096: 128 x 256 tiles, 3 whole rounds, then 58 tiles cut: the first 31 k tiles on 58 clusters, 1 piece of 1 on the other 8, 8 each "
+plan_is 44 132 "-m 4096 -n 7168 -k 16384 --cut 1" "^  plan for 4096 x 7168 x 16384: 128 x 256 tiles, 7 rounds of 128 k tiles "
+plan_is 44 132 "-m 67 -n 45 -k 16384 --cut 2" "^  plan for 67 x 45 x 16384: 128 x 128 tiles, 0 whole rounds, then 1 tile cut: the first 63 k tiles on 1 cluster, 65 pieces of 1 on the other 65, 1 each "
+plan_is 44 132 "-m 67 -n 45 -k 384 --cut 2" "^  plan for 67 x 45 x 384: 128 x 128 tiles, 1 round of 3 k tiles \(k tiles a cluster: whole 3; no cut: 3 k tiles for 65 parts\)$"   # fewer k tiles than pieces
+plan_refuses 44 "the tile widths are 128" --plan 132 -m 64 -n 64 -k 128 --bn 100
+plan_refuses 44 "cut" --plan 132 -m 64 -n 64 -k 128 --cut 3
+plans_count 44 20 "a plan for each variant (20 lines)"

@@ -392,6 +392,20 @@ else
                         check "step$s rejects --bn 100 with exit 2" expect_exit 2 "tile widths" ./step$s --check-only -m 64 -n 64 -k 128 --bn 100
                         san="$san;-m 1153 -n 4104 -k 16 --bn 176"   # a 48-column tail box, 120 cluster tiles on 66 clusters
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '--cut'; then   # the last round cut along K (v44), forced: helpers
+                        # with 9 pieces each, pieces past M, N % 8 != 0 (the register epilogue), no whole round, a tile cut
+                        # in 22 and in 66 pieces (the first piece reads 21 and 65 partials), a 48-column tail box
+                        for shp in "-m 4097 -n 4104 -k 4224" "-m 1000 -n 999 -k 1024" "-m 200 -n 300 -k 8192" "-m 67 -n 45 -k 16384" \
+                                   "-m 3000 -n 2056 -k 2048 --bn 176" "-m 2100 -n 1000 -k 1152"; do
+                            check "step$s --check-only --cut 2 $shp" bash -c \
+                                "out=\$(./step$s --check-only --cut 2 $shp) && grep -q 'tiles\\? cut' <<<\"\$out\""
+                        done
+                        check "step$s --check-only, the plan's own cut (-m 4096 -n 7168 -k 16384)" bash -c \
+                            "out=\$(./step$s --check-only -m 4096 -n 7168 -k 16384) && grep -q 'tiles cut' <<<\"\$out\""
+                        check "step$s rejects --cut 3 with exit 2" expect_exit 2 "cut" ./step$s --check-only -m 64 -n 64 -k 128 --cut 3
+                        # cuts through both epilogues (racecheck clean there; at 3000 x 2056 x 2048 cuBLASLt's reference is flagged)
+                        san="$san;-m 700 -n 1040 -k 1024 --cut 2;-m 1000 -n 999 -k 1024 --cut 2"
+                    fi
                     san_tools="memcheck racecheck synccheck"
                 fi ;;
             "")
