@@ -747,10 +747,10 @@ struct Variant {
 };
 static Variant chosen = {true, {0, 0, 0}, {}}, v38 = {false, {0, 0, 0}, {}};
 
-// The plan of variant v for m x n x k, said in one line: the width, the whole rounds, the
-// cut (or why not), each in k tiles a cluster.
-static Plan plan_and_say(const Variant *v, int m, int n, int k, int clusters) {
-    const Plan p = plan_for(m, n, k, width_for(m, n, k, clusters), clusters, v->cuts ? opt_cut : 1);
+// The plan of variant v for m x n x k at width bn on `clusters` (those of that width at once),
+// said in one line: the width, the whole rounds, the cut (or why not), each in k tiles a cluster.
+static Plan plan_and_say(const Variant *v, int m, int n, int k, int bn, int clusters) {
+    const Plan p = plan_for(m, n, k, bn, clusters, v->cuts ? opt_cut : 1);
     printf("  plan%s for %d x %d x %d: 128 x %d tiles, ", v->cuts ? "" : " (v38)", m, n, k, p.bn);
     if (p.cuts)
         printf("%lld whole round%s, then %lld tile%s cut: the first %lld k tiles on %lld cluster%s, %lld piece%s of %lld "
@@ -771,8 +771,9 @@ static Plan plan_and_say(const Variant *v, int m, int n, int k, int clusters) {
 }
 
 static void show_plan(const kl_problem *q, int sms) {   // --plan SMS: both variants' plans, no GPU
-    plan_and_say(&chosen, q->m, q->n, q->k, sms / CLUSTER_M);
-    plan_and_say(&v38, q->m, q->n, q->k, sms / CLUSTER_M);
+    const int bn = width_for(q->m, q->n, q->k, sms / CLUSTER_M);
+    plan_and_say(&chosen, q->m, q->n, q->k, bn, sms / CLUSTER_M);
+    plan_and_say(&v38, q->m, q->n, q->k, bn, sms / CLUSTER_M);
 }
 
 // One launch of the BN-wide kernel over the whole problem, as planned.
@@ -853,7 +854,7 @@ static void launch(const kl_gemm_fp8_args *args, void *ctx, cudaStream_t stream)
     Variant *v = static_cast<Variant *>(ctx);
     if (args->m != v->said.m || args->n != v->said.n || args->k != v->said.k) {   // a new problem: plan it, and say so
         const int bn = width_for(args->m, args->n, args->k, clusters_at_once<MAX_BN>());
-        v->plan = plan_and_say(v, args->m, args->n, args->k, clusters_of(bn));
+        v->plan = plan_and_say(v, args->m, args->n, args->k, bn, clusters_of(bn));
         v->said = (kl_problem){args->m, args->n, args->k};
     }
     switch (v->plan.bn) {
