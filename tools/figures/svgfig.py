@@ -54,6 +54,18 @@ def plan_widths(step):
     return w
 
 
+def published_plan(step, m, n, k):
+    """The step's own plan line for m x n x k in the published stepSTEP.log (`  plan for M x N x
+    K: ...`), the text after the colon, so that a figure draws what the run chose."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, '..', '..', 'results', 'h100-80gb-hbm3', f'step{step}.log')
+    with open(path) as f:
+        for line in f:
+            if line.startswith(f'  plan for {m} x {n} x {k}: '):
+                return line.split(': ', 1)[1].strip()
+    sys.exit(f'{path}: no plan line for {m} x {n} x {k}')
+
+
 def sm_time_axes(f, x0, y0, sms, row, px_us, t_max, tick):
     """A Gantt chart's frame, one row of `row` pixels per SM from y0: SM numbers every 16
     rows on the left of x0, and below the rows a time axis to t_max us, ticks every `tick`."""

@@ -12,18 +12,22 @@ schematic lengths, the page has the measured times.
     python3 tools/figures/v44_fp8_tail_cut.py   (writes docs/img/v44_fp8_tail_cut.svg, or into $FIG_OUT_DIR)
 """
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, Gantt, footnotes, legend, out_path
+from svgfig import Fig, Gantt, footnotes, legend, out_path, published_plan
 
 CLUSTERS, KT = 66, 128                     # clusters at once; k tiles a tile (16384 / 128)
-REST = 448 - 6 * CLUSTERS                  # 52 tiles in the last round
+# The published run's plan (step44.log): the whole rounds, the tiles cut (REST), the first
+# piece (S), the helper pieces (L), and the prices of a read and a write in k tiles.
+PLAN = re.match(r'128 x 256 tiles, (\d+) whole rounds, then (\d+) tiles cut: the first (\d+) k tiles on \d+ '
+                r'clusters, 1 piece of (\d+) on the other \d+, \d+ each \(k tiles a cluster: whole \d+; cut \d+ '
+                r'\+ max\(\d+ \+ 1 x ([\d.]+), \d+ x \(\d+ \+ ([\d.]+)\)\)', published_plan(44, 4096, 7168, 16384))
+ROUNDS, REST, S, L = (int(x) for x in PLAN.group(1, 2, 3, 4))
+READ, WRITE = float(PLAN.group(5)), float(PLAN.group(6))
 HELPERS = CLUSTERS - REST                  # 14
-S, L = 106, 22                             # the plan's first piece and helper piece, in k tiles
-READ, WRITE = 4.0, 5.0                     # the plan's prices of a read and a write, in k tiles
-TILE_C, FIRST_C, PIECE_C, PIECE2_C, READ_C, WRITE_C, IDLE_C = ('#1f78b4', '#1f78b4', '#6baed6', '#9ecae1',
-                                                               '#e6550d', '#fdae6b', '#e4e4e4')
+TILE_C, PIECE_C, PIECE2_C, READ_C, WRITE_C, IDLE_C = '#1f78b4', '#6baed6', '#9ecae1', '#e6550d', '#fdae6b', '#e4e4e4'
 X0, PX = 70, 46                            # plot's left edge; pixels per 10 k tiles
 ROW, BAR = 3, 2.2
 PLOT_H = CLUSTERS * ROW
@@ -37,12 +41,12 @@ def t(k):                                  # k tiles -> the axis's unit (10 k ti
 
 
 def axes(f, y0):
-    G.axes(f, y0, 'time after the 6th round, in tens of k tiles of the 256-wide tile', (0, REST - 1, CLUSTERS - 1),
+    G.axes(f, y0, f'time after the {ROUNDS}th round, in tens of k tiles of the 256-wide tile', (0, REST - 1, CLUSTERS - 1),
            'cluster')
 
 
 def v38_panel(f, y0):
-    f.text(X0 - 50, y0 - 24, f"v38: the 7th round, {REST} tiles of {KT} k tiles on {CLUSTERS} clusters, "
+    f.text(X0 - 50, y0 - 24, f"v38: the {ROUNDS + 1}th round, {REST} tiles of {KT} k tiles on {CLUSTERS} clusters, "
            f"{HELPERS} idle", fs=12, weight='bold')
     for c in range(REST):
         G.bar(f, y0, c, t(0), t(KT), TILE_C)
@@ -55,7 +59,7 @@ def v44_panel(f, y0):
     f.text(X0 - 50, y0 - 24, f"v44: each tile cut, its first {S} k tiles on its cluster, {KT - S} on a helper "
            f"({HELPERS} helpers)", fs=12, weight='bold')
     for c in range(REST):                  # the first pieces, then the read of the helper's partial
-        G.bar(f, y0, c, t(0), t(S), FIRST_C)
+        G.bar(f, y0, c, t(0), t(S), TILE_C)
         G.bar(f, y0, c, t(S), t(S + READ), READ_C)
     end = S + READ
     for h in range(HELPERS):               # helper h: tiles h, h + 14, .. below 52, a piece of L each
@@ -83,7 +87,7 @@ def main(out):
     v38_panel(f, y1)
     v44_panel(f, y2)
     notes = ["rows: one per cluster of two SMs; lengths from the plan, in k tiles of 128 x 256 x 128;",
-             "a write at the plan's 4.0 us, a read at 3.2 us (5.0 and 4.0 k tiles): the trace on the page measured them."]
+             f"a write at the plan's 4.0 us, a read at 3.2 us ({WRITE} and {READ} k tiles): the trace on the page measured them."]
     footnotes(f, h, notes)
     f.save(out)
 
