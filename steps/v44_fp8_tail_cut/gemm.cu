@@ -412,7 +412,7 @@ template <int BN> struct Consumer {
     const CUtensorMap *mapC, *mapCt;
     __nv_bfloat16 *C;
     float scale;
-    int M, N, ctilesM, tilesN, tilesK, cm, cw, warp, lane, g, t;
+    int M, N, ctilesM, tilesN, cm, cw, warp, lane, g, t;
 };
 // The last tile's C, scaled and rounded, two columns a register (BN / 4 registers), where it
 // goes, and how many of its 64-column parts are out (PARTS: none waits).
@@ -564,7 +564,7 @@ gemm_fp8(int M, int N, int K, const __grid_constant__ CUtensorMap mapA, const __
         const int cw = wg - 1;   // this warpgroup's rows: 64 cw .. 64 cw + 63 of the tile
         const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
         const Consumer<BN> env = {st, full, empty, fixbar, cs + cw * (CS_COLS / 64), &mapC, &mapCt, C, *sa * *sb,
-                                  M, N, ctilesM, tilesN, tilesK, cm, cw, warp, lane, lane / 4, lane % 4};
+                                  M, N, ctilesM, tilesN, cm, cw, warp, lane, lane / 4, lane % 4};
         Packed<BN> last;   // C = sa sb (A B^T): the scale applied once per element of C, as it is packed
         last.row = last.col = 0, last.sent = PARTS;
         int it = 0;
