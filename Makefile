@@ -16,6 +16,7 @@
 #   tests/golden.sh --update   rewrite the golden tables and chart data that make test
 #                              compares whole, after a deliberate change to an output
 #   make read_floor            ./read_floor: the fastest one launch can read S bytes here
+#   make build/libktrace.so    the kernel timeline's library: tools/timeline.sh OUT ./step44 ...
 #   make regs STEP=7 | sass STEP=7 | profile STEP=7 | sanitize STEP=7 | diff A=6 B=7
 #   make skipped               the steps `make all` leaves out for this ARCH, and why
 #
@@ -125,6 +126,12 @@ step%: $$(call step_src,$$*) $(LIB) $(HEADERS) build/flags/step%
 # The fastest one launch can read S bytes here (tools/read_floor.cu; run_all.sh runs it).
 read_floor: tools/read_floor.cu $(LIB) $(HEADERS) build/flags/read_floor
 	$(NVCC) $(LIB_NVCC) -o $@ tools/read_floor.cu $(LIB) $(LDLIBS)
+
+# Every kernel's start and end on the GPU, nothing serialized (tools/ktrace.c, a CUPTI
+# injection library; tools/timeline.sh runs a command with it and summarizes).
+build/libktrace.so: tools/ktrace.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -shared -fPIC -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64 -lcupti -Wl,-rpath,$(CUDA_HOME)/lib64
 
 # Builds each step itself, so one broken step is a failed test, not a stopped run.
 test: $(LIB)

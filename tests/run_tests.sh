@@ -86,6 +86,18 @@ if make -s read_floor >"$tmp/build_floor.log" 2>&1; then
     check "read_floor stray argument -> exit 2" expect_exit 2 "unexpected argument" ./read_floor 35.7
     [ $gpu -eq 0 ] && check "no GPU: read_floor says so in one line and exits 3" expect_exit 3 "no usable CUDA GPU" ./read_floor
 else bad "build read_floor: $(grep -m1 -i error "$tmp/build_floor.log")"; fi
+if make -s build/libktrace.so >"$tmp/build_ktrace.log" 2>&1; then
+    ok "build build/libktrace.so (the timeline's CUPTI library)"
+else bad "build build/libktrace.so: $(grep -m1 -i error "$tmp/build_ktrace.log")"; fi
+# the timeline's summary, from a fixture: 25 launches of ka (0.04 us apart in duration, 5 us
+# apart in start), 30 of kb, 3 of kc (under the 20 shown by default), shuffled
+check "timeline.sh --summary: launches, median, p10, min, gap per kernel; rare ones left out" bash -c "
+    out=\$(tools/timeline.sh --summary tests/fixtures/timeline.txt) &&
+    grep -qE '^kb_nvjet +30 +3\.40 +2\.20 +2\.00 +0\.70\$' <<<\"\$out\" &&
+    grep -qE '^ka_gemm +25 +1\.48 +1\.08 +1\.00 +3\.52\$' <<<\"\$out\" && ! grep -q kc_rare <<<\"\$out\" &&
+    [ \"\$(sed -n 2p <<<\"\$out\" | cut -c1-8)\" = kb_nvjet ]"
+check "timeline.sh with no command -> exit 2" expect_exit 2 "usage" tools/timeline.sh /tmp/x.txt
+check "timeline.sh --summary of a missing file -> exit 2" expect_exit 2 "usage" tools/timeline.sh --summary /nonexistent
 check "run_all.sh --help exits 0" ./run_all.sh --help
 check "run_all.sh --steps abc -> exit 2" expect_exit 2 "not a step number" ./run_all.sh --steps abc
 check "run_all.sh --steps 99 -> exit 2" expect_exit 2 "no step 99" ./run_all.sh --steps 99
