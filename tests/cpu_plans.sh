@@ -115,6 +115,19 @@ plan_is 43 132 "-m 4097 -n 100 -k 64 --dec 2" "^  plan for 4097 x 100 x 64: smal
 plan_is 43 132 "-m 64 -n 1000 -k 512 --swap 1" "^  plan for 64 x 1000 x 512: tile 128 x 64, split 1: 16 units"   # --swap 1: 128-row tiles, never the (swapped) small tile
 plan_refuses 43 "never paired" --plan 132 -m 512 -n 512 -k 512 --dec 2 --pair 2
 plans_count 43 48 "a plan for each variant (48 lines), every divisor holds"
+# v45: ping-pong where v43's plan is single 128-row tiles, K whole, two waves or more, and K 512 to 1024; v43 is the control
+plan_is 45 132 "-m 4096 -n 4096 -k 512" "^  plan for 4096 x 4096 x 512: tile 128 x 176, split 1: 768 units on 132 SMs, 6 waves, ping-pong$"
+plan_is 45 132 "-m 4096 -n 4096 -k 512" "^  plan \(v43\) for 4096 x 4096 x 512: tile 128 x 256, split 1: 512 units on 132 SMs, 4 waves$"
+plan_is 45 132 "-m 4096 -n 4096 -k 1024" "^  plan for 4096 x 4096 x 1024: tile 128 x 176, split 1: 768 units on 132 SMs, 6 waves, ping-pong$"
+plan_is 45 132 "-m 4096 -n 4096 -k 448" "^  plan for 4096 x 4096 x 448: tile 128 x 256, split 1: 512 units on 132 SMs, 4 waves$"   # 7 k steps: under PP_MIN_KT
+plan_is 45 132 "-m 4096 -n 4096 -k 1088" "^  plan for 4096 x 4096 x 1088: tile 128 x 256, split 1: 512 units on 132 SMs, 4 waves$"   # 17: over PP_MAX_KT
+plan_is 45 132 "-m 1000 -n 3000 -k 520" "^  plan for 1000 x 3000 x 520: tile 128 x 192, split 1: 128 units on 132 SMs, 1 wave$"   # one wave: no second tile to overlap
+plan_is 45 132 "-m 8192 -n 256 -k 512" "^  plan for 8192 x 256 x 512: tile 128 x 128 in pairs sharing A"   # pairs: v43's plan
+plan_is 45 132 "-m 4096 -n 4096 -k 512 --pp 1" "^  plan for 4096 x 4096 x 512: tile 128 x 256, split 1: 512 units on 132 SMs, 4 waves$"
+plan_is 45 132 "-m 4096 -n 4096 -k 4096 --pp 2" "^  plan for 4096 x 4096 x 4096: tile 128 x 176, split 1: 768 units on 132 SMs, 6 waves, ping-pong$"
+plan_is 45 132 "-m 4096 -n 4096 -k 512 --bn 128" "^  plan for 4096 x 4096 x 512: tile 128 x 128, split 1: 1024 units on 132 SMs, 8 waves, ping-pong$"   # a forced width, 128 to 192: ping-pong at it
+plan_refuses 45 "at most 192 wide" --plan 132 -m 512 -n 512 -k 512 --pp 2 --bn 256
+plans_count 45 48 "a plan for each variant (48 lines), every divisor holds"
 # v30: whole rounds stay whole; a short last round splits along K where the pieces keep 32 k tiles (its page's table)
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan for 4096 x 4096 x 14336: 704 tiles of 128 x 192 in clusters of 2, 352 on 66 clusters: 5 whole rounds, the last 22 split 3 ways \(66 pieces\)$"
 plan_is 30 132 "-m 4096 -n 4096 -k 14336" "^  plan \(no_split\) for 4096 x 4096 x 14336: .*: 6 rounds, none split$"

@@ -334,6 +334,25 @@ else
                         check "step$s rejects --dec 2 with --pair 2 with exit 2" expect_exit 2 "never paired" ./step$s --check-only -m 512 -n 512 -k 512 --dec 2 --pair 2
                         san="$san;-m 300 -n 1001 -k 520;-m 1000 -n 999 -k 200 --dec 2 --dn 32 --cl 2"
                     fi
+                    if ./step$s --help 2>&1 | grep -q -- '--pp'; then   # ping-pong (v45): each consumer warpgroup whole tiles, in turns
+                        # the plan's own (K 512 to 1024, two waves or more: an odd unit count, tiles past M and N), then
+                        # forced at every width class (tail boxes of 16 and 48 columns), one and many tiles a block, K of one k step
+                        for shp in "-m 1100 -n 4000 -k 600" "-m 4097 -n 4104 -k 520" "-m 3000 -n 2056 -k 1000"; do
+                            check "step$s --check-only $shp: the plan's ping-pong" bash -c \
+                                "out=\$(./step$s --check-only $shp) && grep -q 'plan for .*, ping-pong' <<<\"\$out\""
+                        done
+                        for shp in "-m 513 -n 1001 -k 72 --bn 128" "-m 1000 -n 1000 -k 200 --bn 144" "-m 300 -n 4104 -k 64 --bn 176" \
+                                   "-m 3000 -n 2056 -k 136 --bn 192" "-m 129 -n 9000 -k 128 --bn 80" "-m 200 -n 200 -k 4096 --bn 176 --split 1"; do
+                            check "step$s --check-only --pp 2 $shp" bash -c \
+                                "out=\$(./step$s --check-only --pp 2 $shp) && grep -q 'plan for .*, ping-pong' <<<\"\$out\""
+                        done
+                        check "step$s rejects --pp 2 with --bn 256 with exit 2" expect_exit 2 "at most 192 wide" ./step$s --check-only -m 512 -n 512 -k 512 --pp 2 --bn 256
+                        check "step$s rejects --pp 2 with --split 2 with exit 2" expect_exit 2 "K whole" ./step$s --check-only -m 512 -n 512 -k 512 --pp 2 --split 2
+                        # forced 144 wide (168 tiles on 132 blocks: one or two a block, a 16-column
+                        # tail box; at 1100 x 4000 x 600, the plan's own, racecheck flags cuBLAS's reference kernel), and at
+                        # 176 wide (288 tiles: two or three a block, a 48-column tail box, K of 3 k steps)
+                        san="$san;-m 1000 -n 3000 -k 200 --pp 2 --bn 144;-m 3000 -n 2056 -k 136 --pp 2 --bn 176"
+                    fi
                 fi ;;
             5)  # FP8 GEMM: any M and N; K a multiple of 16 (per-tensor scales) or of 128 (block scales)
                 if [ "$rest" = gemm_fp8_block ]; then
