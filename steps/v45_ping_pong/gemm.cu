@@ -766,16 +766,19 @@ static int split_for(long long tiles, int k, int sms) {
     return split < 1 ? 1 : (int)split;
 }
 
-// 1. The width of least waves x tile_cost (the wider on a tie), from MAX_BN down in steps of
-// 16.  2. split_for() on its tiles.
-static Plan choose(int m, int n, int k, int sms) {
-    if (opt_bn) return plan_for(m, n, opt_bn, split_for(plan_for(m, n, opt_bn, 1, sms).tiles, k, sms), sms);
+// The width of least waves x tile_cost (the wider on a tie), from `widest` down in steps of 16.
+static int least_cost_width(int m, int n, int sms, int widest) {
     int best = 0;
     double best_cost = 0;
-    for (int bn = MAX_BN; bn >= MIN_BN; bn -= STEP_BN) {
+    for (int bn = widest; bn >= MIN_BN; bn -= STEP_BN) {
         const double cost = plan_for(m, n, bn, 1, sms).waves * tile_cost(bn);
         if (!best || cost < best_cost) best = bn, best_cost = cost;
     }
+    return best;
+}
+// 1. That width from MAX_BN down (--bn forces one).  2. split_for() on its tiles.
+static Plan choose(int m, int n, int k, int sms) {
+    const int best = opt_bn ? opt_bn : least_cost_width(m, n, sms, MAX_BN);
     return plan_for(m, n, best, split_for(plan_for(m, n, best, 1, sms).tiles, k, sms), sms);
 }
 
@@ -1042,23 +1045,14 @@ static bool takes_small(int m, int n, int sms, const Plan &p) {
 
 // Ping-pong (this step), where p is single 128-row tiles, K whole, in at least two waves
 // (every block has a second unit), and K is PP_MIN_KT to PP_MAX_KT k steps: the width of least
-// waves x tile_cost up to PP_MAX_BN, as choose() picks; --bn forces one, --pp 2 the rest.
+// waves x tile_cost up to PP_MAX_BN; --bn forces one, --pp 2 the rest.
 static Plan choose_pp(int m, int n, int k, int sms, const Plan &p) {
     const bool fit = !p.swap && p.cl == 0 && p.cn == 1 && p.split == 1;
     if (!fit || opt_pp == 1) return p;
     const int tilesK = (k + BK - 1) / BK;
     if (opt_pp != 2 && (tilesK < PP_MIN_KT || tilesK > PP_MAX_KT || p.waves < 2)) return p;
-    int best = 0;
-    double best_cost = 0;
-    if (opt_bn) {
-        if (opt_bn > PP_MAX_BN) return p;
-        best = opt_bn;
-    } else
-        for (int bn = PP_MAX_BN; bn >= MIN_BN; bn -= STEP_BN) {
-            const double cost = plan_for(m, n, bn, 1, sms).waves * tile_cost(bn);
-            if (!best || cost < best_cost) best = bn, best_cost = cost;
-        }
-    Plan q = plan_for(m, n, best, 1, sms);
+    if (opt_bn > PP_MAX_BN) return p;
+    Plan q = plan_for(m, n, opt_bn ? opt_bn : least_cost_width(m, n, sms, PP_MAX_BN), 1, sms);
     q.pp = 1;
     return q;
 }
