@@ -92,6 +92,17 @@ def legend(f, x, y, items):
     return x
 
 
+def lanes(f, y, title, names, blocks):
+    """A schedule drawn as lanes from x = 150 (the schematics of v38 and v45): a title, then
+    one lane a name (the tensor cores, the consumer warpgroups), 24 pixels apart; blocks are
+    (lane, x, width, colour, label)."""
+    f.text(24, y + 10, title, fs=11, weight='bold')
+    for i, name in enumerate(names):
+        f.text(140, y + 32 + 24 * i, name, fs=10, anchor='end', fill='#555')
+    for lane, x, w, c, s in blocks:
+        f.rect(150 + x, y + 20 + 24 * lane, w, 18, fill=c, stroke='#888', sw=0.6, label=s, fs=9)
+
+
 def shape_name(m, n, k):
     """A problem as the pages write it: 4096^3, or 4096 x 2112 x 7168."""
     return f'{m}^3' if m == n == k else f'{m} x {n} x {k}'

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import PART5_SHAPES as SHAPES, Fig, footnotes, legend, out_path, pair_rows, pct_bars, plan_widths
+from svgfig import PART5_SHAPES as SHAPES, Fig, footnotes, lanes, legend, out_path, pair_rows, pct_bars, plan_widths
 
 OLD_C, NEW_C = '#a6cee3', '#1f78b4'
 MMA_C, ISSUE_C, STORE_C, WAIT_C, PACK_C = '#b2df8a', '#dddddd', '#fdbf6f', '#fb9a99', '#cab2d6'
@@ -23,14 +23,7 @@ P_MIN, P_MAX = 80, 130                    # the axis: 80% to 130%
 GROUP, BAR = 30, 11                       # a problem's rows, and each bar's height
 
 
-def lanes(f, y, title, blocks):
-    """One variant's schematic: a lane for the tensor cores and one for the consumer
-    warpgroup, from x = 150; blocks are (lane 0 or 1, x, width, colour, label)."""
-    f.text(24, y + 10, title, fs=11, weight='bold')
-    f.text(140, y + 32, 'tensor cores', fs=10, anchor='end', fill='#555')
-    f.text(140, y + 56, 'consumer', fs=10, anchor='end', fill='#555')
-    for lane, x, w, c, s in blocks:
-        f.rect(150 + x, y + 20 + 24 * lane, w, 18, fill=c, stroke='#888', sw=0.6, label=s, fs=9)
+LANES = ('tensor cores', 'consumer')   # one consumer warpgroup's schedule
 
 
 def schematic(f, y):
@@ -42,7 +35,7 @@ def schematic(f, y):
     x = 2 * K + 200
     for i in range(4):
         b32 += [(0, x + i * K, K, MMA_C, 'kt %d' % i), (1, x + i * K, 20, ISSUE_C, '')]
-    lanes(f, y, "v32: the tile's C at its end", b32)
+    lanes(f, y, "v32: the tile's C at its end", LANES, b32)
     # v38: pack, then the next tile's batches at once, a 64-column part under each of the first four
     b38 = [(0, 0, K, MMA_C, 'kt 30'), (0, K, K, MMA_C, 'kt 31'),
            (1, 0, 20, ISSUE_C, ''), (1, K, 20, ISSUE_C, ''), (1, K + 20, K - 20, WAIT_C, 'wait 0'),
@@ -52,7 +45,7 @@ def schematic(f, y):
         b38 += [(0, x + i * K, K, MMA_C, 'kt %d' % i), (1, x + i * K, 14, ISSUE_C, '')]
         if i < 4:
             b38.append((1, x + i * K + 14, K - 16, STORE_C, 'part %d' % i))
-    lanes(f, y + 80, "v38: the same C, 64 columns under each of the next tile's first batches", b38)
+    lanes(f, y + 80, "v38: the same C, 64 columns under each of the next tile's first batches", LANES, b38)
     legend(f, 24, y + 166, [(MMA_C, 'a k tile\'s wgmma batch', 250), (ISSUE_C, 'wait for the stage, issue', 250)])
     legend(f, 24, y + 184, [(WAIT_C, 'last wait, under the last batch', 250),
                             (STORE_C, 'stage, TMA store (v32: + scale, round)', 250)])

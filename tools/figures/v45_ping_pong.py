@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from svgfig import Fig, footnotes, legend, out_path, pair_rows, pct_bars, published_plan, published_us
+from svgfig import Fig, footnotes, lanes, legend, out_path, pair_rows, pct_bars, published_plan, published_us
 
 OLD_C, NEW_C = '#a6cee3', '#1f78b4'
 MMA0_C, MMA1_C, ISSUE_C, STORE_C, WAIT_C = '#b2df8a', '#33a02c', '#dddddd', '#fdbf6f', '#fb9a99'
@@ -24,14 +24,7 @@ P_MIN, P_MAX = 80, 110
 GROUP, BAR = 30, 11
 
 
-def lanes(f, y, title, blocks):
-    """One schedule: a lane for the tensor cores and one per consumer warpgroup, from x = 150;
-    blocks are (lane 0, 1 or 2, x, width, colour, label)."""
-    f.text(24, y + 10, title, fs=11, weight='bold')
-    for i, name in enumerate(('tensor cores', 'consumer 0', 'consumer 1')):
-        f.text(140, y + 32 + 24 * i, name, fs=10, anchor='end', fill='#555')
-    for lane, x, w, c, s in blocks:
-        f.rect(150 + x, y + 20 + 24 * lane, w, 18, fill=c, stroke='#888', sw=0.6, label=s, fs=9)
+LANES = ('tensor cores', 'consumer 0', 'consumer 1')   # a block's schedule
 
 
 def schematic(f, y):
@@ -45,7 +38,7 @@ def schematic(f, y):
     x = 3 * K + 120
     for i in range(8):
         b += [(0, x + i * K, K, MMA1_C, ''), (1, x + i * K, 10, ISSUE_C, ''), (2, x + i * K, 10, ISSUE_C, '')]
-    lanes(f, y, 'v43: both warpgroups on every tile (64 rows each), the tile\'s end together', b)
+    lanes(f, y, 'v43: both warpgroups on every tile (64 rows each), the tile\'s end together', LANES, b)
     # v45: consumer 0's tile ends, the turn passes, consumer 1's k loop runs while 0 stores
     b = []
     for i in range(3):
@@ -54,7 +47,7 @@ def schematic(f, y):
     for i in range(11):   # consumer 1's first batch is queued at the turn, behind consumer 0's last
         b += [(0, 3 * K + i * K, K, MMA1_C, ''), (2, (2 * K + 12) if i == 0 else 2 * K + i * K, 10, ISSUE_C, '')]
     f.line(150 + 2 * K + 11, y + 94 + 18, 150 + 2 * K + 11, y + 94 + 20 + 70, stroke='#d62728', sw=1.2, dash='4,3')
-    lanes(f, y + 94, 'v45: each warpgroup every other tile, whole (128 rows), in turns', b)
+    lanes(f, y + 94, 'v45: each warpgroup every other tile, whole (128 rows), in turns', LANES, b)
     legend(f, 24, y + 194, [(MMA0_C, "tile t's batches", 160), (MMA1_C, 'the next tile\'s', 160),
                             (ISSUE_C, 'wait for the stage, issue', 220)])
     legend(f, 24, y + 212, [(WAIT_C, 'the last batch waited for (under it)', 300), (STORE_C, 'C: staged, TMA store', 230)])
