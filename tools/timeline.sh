@@ -13,19 +13,19 @@ set -euo pipefail
 case ${1:-} in -h|--help) print_header "$0"; exit 0 ;; esac
 
 summary() {   # $1: a timeline (start end grid name, ns); $2: the fewest launches shown
-    sort -n -k1,1 "$1" | awk '{ n = substr($4, 1, 64); gap = (n == pn) ? ($1 - pe) / 1000 : "-"
-                                 printf "%s %.3f %s\n", n, ($2 - $1) / 1000, gap; pn = n; pe = $2 }' |
-        sort -k1,1 -k2,2g | awk -v min="$2" '
-        function flush(   i, g, m) {
-            if (cnt < min) return
-            m = 0; for (i = 1; i <= ng; ++i) gs[i] = gv[i]
-            # the gaps arrive in launch order: a small insertion sort (a few thousand at most)
-            for (i = 2; i <= ng; ++i) { g = gs[i]; for (m = i - 1; m >= 1 && gs[m] > g; --m) gs[m + 1] = gs[m]; gs[m + 1] = g }
-            printf "%-64s %7d %10.2f %10.2f %10.2f %10s\n", name, cnt, d[int((cnt + 1) / 2)], d[int((cnt + 9) / 10)], d[1],
-                   ng ? sprintf("%.2f", gs[int((ng + 1) / 2)]) : "-"
+    # one line per duration (d) and per gap to the same kernel's previous launch (g), then
+    # each kernel's values in order: its durations, then its gaps
+    sort -n -k1,1 "$1" | awk '{ n = substr($4, 1, 64); printf "%s d %.3f\n", n, ($2 - $1) / 1000
+                                 if (n == pn) printf "%s g %.3f\n", n, ($1 - pe) / 1000; pn = n; pe = $2 }' |
+        sort -k1,1 -k2,2 -k3,3g | awk -v min="$2" '
+        function flush() {
+            if (cnt >= min)
+                printf "%-64s %7d %10.2f %10.2f %10.2f %10s\n", name, cnt, d[int((cnt + 1) / 2)], d[int((cnt + 9) / 10)], d[1],
+                       ng ? sprintf("%.2f", g[int((ng + 1) / 2)]) : "-"
         }
         $1 != name { if (name != "") flush(); name = $1; cnt = 0; ng = 0 }
-        { d[++cnt] = $2; if ($3 != "-") gv[++ng] = $3 }
+        $2 == "d" { d[++cnt] = $3 }
+        $2 == "g" { g[++ng] = $3 }
         END { if (name != "") flush() }' | sort -k2,2nr
 }
 
